@@ -1,0 +1,233 @@
+"""Number and timestamp formats: decided once per column from its values, applied to all rows.
+
+A format is chosen from a sample of a column's values and then applied, unchanged, to every row
+of the file (in SQL by `sql_amount` / `sql_timestamp`). Values that do not fit the chosen format
+are not re-guessed one by one: they are counted as unreadable and reported with their rows.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal, InvalidOperation
+from typing import Literal
+
+from agent.data.currency import CURRENCY_EXPONENTS, CURRENCY_SYMBOLS
+
+PROFILE_VALUES = 1000
+SQL_DECIMAL = "DECIMAL(18,6)"
+
+DecimalSeparator = Literal[".", ","]
+ThousandsSeparator = Literal["", ",", ".", "'", " "]
+
+
+@dataclass(frozen=True)
+class NumberFormat:
+    """How a column writes numbers: its decimal and thousands separators."""
+
+    decimal: DecimalSeparator = "."
+    thousands: ThousandsSeparator = ""
+
+
+# Tried in this order; on a tie the earlier one wins (after the delimiter preference below).
+_NUMBER_FORMATS = [
+    NumberFormat(".", ""),
+    NumberFormat(".", ","),
+    NumberFormat(",", ""),
+    NumberFormat(",", "."),
+    NumberFormat(".", "'"),
+    NumberFormat(".", " "),
+    NumberFormat(",", " "),
+]
+_REMOVE_CLASS = f"()\\s\u00a0\u202f{CURRENCY_SYMBOLS}+\\-\u2212"
+_REMOVE = re.compile(f"[{_REMOVE_CLASS}]")
+_CODE = re.compile(r"^[A-Za-z]{3}|[A-Za-z]{3}$")
+
+
+def _number_pattern(fmt: NumberFormat) -> re.Pattern[str]:
+    d = re.escape(fmt.decimal)
+    if fmt.thousands and fmt.thousands != " ":
+        t = re.escape(fmt.thousands)
+        body = rf"(?:\d{{1,3}}(?:{t}\d{{3}})+|\d+)"
+    else:  # spaces are removed with the symbols before matching
+        body = r"\d+"
+    return re.compile(rf"^(?:{body}(?:{d}\d+)?|{d}\d+)$")
+
+
+_PATTERNS = {fmt: _number_pattern(fmt) for fmt in _NUMBER_FORMATS}
+
+
+def _core(value: str) -> tuple[str, bool]:
+    """The digits and separators of `value`, and whether it is negative.
+
+    Mirrors `sql_amount`: parentheses, a minus anywhere, spaces, currency symbols and a
+    three-letter code at either end are taken off before the format is applied.
+    """
+    text = value.strip()
+    negative = (text.startswith("(") and text.endswith(")")) or "-" in text or "\u2212" in text
+    return _CODE.sub("", _REMOVE.sub("", text)), negative
+
+
+def detect_number_format(
+    values: Sequence[str], *, prefer_decimal_comma: bool = False
+) -> tuple[NumberFormat | None, float]:
+    """The number format that reads most of `values`, and the share of values it reads.
+
+    Ambiguous values such as `1,250` fit two formats; the other values of the column decide, and
+    a semicolon-delimited file (where a decimal comma is usual) breaks a remaining tie.
+    """
+    cleaned = [_core(v)[0] for v in values[:PROFILE_VALUES] if v.strip()]
+    if not cleaned:
+        return None, 0.0
+    order = sorted(_NUMBER_FORMATS, key=lambda f: f.decimal != "," if prefer_decimal_comma else 0)
+    best: NumberFormat | None = None
+    best_hits = 0
+    for fmt in order:
+        hits = sum(1 for text in cleaned if _PATTERNS[fmt].match(text))
+        if hits > best_hits:
+            best, best_hits = fmt, hits
+    return best, best_hits / len(cleaned)
+
+
+def parse_number(value: str, fmt: NumberFormat) -> Decimal | None:
+    """`value` as an exact Decimal under `fmt`, or None when it does not fit the format."""
+    text, negative = _core(value)
+    if not text or not _PATTERNS[fmt].match(text):
+        return None
+    if fmt.thousands and fmt.thousands != " ":
+        text = text.replace(fmt.thousands, "")
+    try:
+        number = Decimal(text.replace(fmt.decimal, "."))
+    except InvalidOperation:
+        return None
+    return -number if negative else number
+
+
+def decimals_used(values: Iterable[str], fmt: NumberFormat) -> int:
+    """The largest number of digits after the decimal separator among `values`."""
+    most = 0
+    for value in values:
+        text, _ = _core(value)
+        if fmt.decimal in text and _PATTERNS[fmt].match(text):
+            most = max(most, len(text) - text.rindex(fmt.decimal) - 1)
+    return most
+
+
+def sql_amount(column: str, fmt: NumberFormat) -> str:
+    """A DuckDB expression turning text `column` into DECIMAL(18,6) under `fmt`, NULL if unfit.
+
+    The same reading as `parse_number`, applied to every row of the file.
+    """
+    text = f"trim({column})"
+    negative = (
+        f"((starts_with({text}, '(') AND ends_with({text}, ')')) "
+        f"OR contains({text}, '-') OR contains({text}, '\u2212'))"
+    )
+    core = (
+        f"regexp_replace(regexp_replace({text}, '[{_REMOVE_CLASS}]', '', 'g'), "
+        f"'^[A-Za-z]{{3}}|[A-Za-z]{{3}}$', '', 'g')"
+    )
+    pattern = _PATTERNS[fmt].pattern.replace("'", "''")
+    digits = core
+    if fmt.thousands and fmt.thousands != " ":
+        digits = f"replace({digits}, '{fmt.thousands.replace(chr(39), chr(39) * 2)}', '')"
+    if fmt.decimal == ",":
+        digits = f"replace({digits}, ',', '.')"
+    value = f"TRY_CAST({digits} AS {SQL_DECIMAL})"
+    general = (
+        f"CASE WHEN regexp_full_match({core}, '{pattern}') THEN "
+        f"(CASE WHEN {negative} THEN -{value} ELSE {value} END) END"
+    )
+    # Signed numbers with separators and nothing else need one expression, not three.
+    signed = "^-?" + pattern[1:]
+    simple = digits.replace(core, column)
+    return (
+        f"(CASE WHEN regexp_full_match({column}, '{signed}') "
+        f"THEN TRY_CAST({simple} AS {SQL_DECIMAL}) ELSE {general} END)"
+    )
+
+# --- timestamps -------------------------------------------------------------------------------
+
+_DATE_PARTS_ISO = ["%Y-%m-%d", "%Y/%m/%d"]
+_DATE_PARTS_DMY = ["%d/%m/%Y", "%d.%m.%Y", "%d-%m-%Y"]
+_DATE_PARTS_MDY = ["%m/%d/%Y", "%m-%d-%Y"]
+_TIME_PARTS = [
+    " %H:%M:%S %z",
+    " %H:%M:%S%z",
+    "T%H:%M:%S%z",
+    "T%H:%M:%S.%f%z",
+    "T%H:%M:%SZ",
+    "T%H:%M:%S.%fZ",
+    " %H:%M:%S",
+    "T%H:%M:%S",
+    " %H:%M:%S.%f",
+    " %H:%M",
+    "T%H:%M",
+    "",
+]
+TIMESTAMP_FORMATS = [
+    date + time
+    for date in _DATE_PARTS_ISO + _DATE_PARTS_DMY + _DATE_PARTS_MDY
+    for time in _TIME_PARTS
+]
+
+
+@dataclass(frozen=True)
+class TimestampFormat:
+    """How a column writes timestamps: a strptime pattern and, for naive values, their zone."""
+
+    pattern: str
+    timezone: str | None = None
+
+    @property
+    def zoned(self) -> bool:
+        """Whether values carry their own offset (or a literal Z), so no zone is needed."""
+        return "%z" in self.pattern or self.pattern.endswith("Z")
+
+
+def detect_timestamp_format(values: Sequence[str]) -> tuple[str | None, float, bool]:
+    """The timestamp pattern that reads most of `values`, the share it reads, and whether the
+    day/month order was a guess (every date had both parts at most 12).
+    """
+    sample = [v.strip() for v in values[:PROFILE_VALUES] if v.strip()]
+    if not sample:
+        return None, 0.0, False
+    best: str | None = None
+    best_hits = 0
+    ties: list[str] = []
+    for pattern in TIMESTAMP_FORMATS:
+        hits = 0
+        for value in sample:
+            try:
+                datetime.strptime(value, pattern)  # noqa: DTZ007 - the zone is applied later
+            except ValueError:
+                continue
+            hits += 1
+        if hits > best_hits:
+            best, best_hits, ties = pattern, hits, [pattern]
+        elif hits == best_hits and hits:
+            ties.append(pattern)
+    guessed = best is not None and any(
+        ("%d" in t and "%m" in t and t.index("%d") != best.index("%d")) for t in ties
+    )
+    return best, best_hits / len(sample), guessed
+
+
+def sql_timestamp(column: str, fmt: TimestampFormat) -> str:
+    """A DuckDB expression turning text `column` into TIMESTAMPTZ under `fmt`, NULL if unfit."""
+    pattern = fmt.pattern.replace("'", "''")
+    parsed = f"try_strptime(trim({column}), '{pattern}')"
+    if fmt.zoned:
+        if fmt.pattern.endswith("Z"):
+            return f"timezone('UTC', {parsed})"
+        return parsed
+    zone = (fmt.timezone or "UTC").replace("'", "''")
+    return f"timezone('{zone}', {parsed})"
+
+
+def known_currency_sql() -> str:
+    """A DuckDB VALUES list of (code, exponent) for every ISO 4217 currency."""
+    rows = ", ".join(f"('{code}', {exp})" for code, exp in sorted(CURRENCY_EXPONENTS.items()))
+    return f"(VALUES {rows}) AS currency_exponents(code, exponent)"

@@ -1,0 +1,340 @@
+"""Bytes to table: decide how an uploaded export is written, then read it whole with DuckDB.
+
+Nothing here trusts a file name or a column position. The layout (encoding, delimiter, the line
+the real header is on) is decided once per file from its first bytes; the whole file is then
+read by DuckDB with exactly that layout, every cell as text, so that number and date formats are
+decided later, per column, by `profile`. Every problem becomes a typed `InputFileError` that names
+the file and, where it helps, the 1-based data row (the n-th record after the header; blank lines
+are not records).
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import io
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from agent.errors import (
+    CellTooLargeError,
+    DuplicateHeaderError,
+    EmptyFileError,
+    EncodingError,
+    FileTooLargeError,
+    HeaderOnlyError,
+    InputFileError,
+    MissingHeaderError,
+    NotCsvError,
+    RaggedRowsError,
+    UnclosedQuoteError,
+)
+
+DELIMITERS = (",", ";", "\t", "|")
+MAX_CELL_BYTES = 1 << 20
+HEAD_BYTES = 4 << 20
+SAMPLE_ROWS = 20_000
+SNIFF_RECORDS = 60
+
+_MAGIC = [
+    (b"PK\x03\x04", "an Excel workbook (.xlsx) or a zip archive"),
+    (b"\xd0\xcf\x11\xe0", "a legacy Excel workbook (.xls)"),
+    (b"%PDF", "a PDF document"),
+    (b"\x89PNG", "a PNG image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"GIF8", "a GIF image"),
+    (b"\x1f\x8b", "a gzip archive"),
+]
+_DELIMITER_NAMES = {",": "comma", ";": "semicolon", "\t": "tab", "|": "pipe"}
+_LOOKS_LIKE_DATA = re.compile(r"^[\s\-+(]*[$€£¥]?\s*[\d.,:/' ]+\)?$")
+
+
+@dataclass(frozen=True)
+class CsvLayout:
+    """How one file is written: what the reading options of a mapping record about a file."""
+
+    file_name: str
+    encoding: str
+    delimiter: str
+    header_line: int
+    columns: tuple[str, ...]
+    notes: tuple[str, ...] = ()
+
+    @property
+    def delimiter_name(self) -> str:
+        """The delimiter in words, for messages."""
+        return _DELIMITER_NAMES[self.delimiter]
+
+
+@dataclass(frozen=True)
+class CsvSample:
+    """The layout of a file and its first data records, for profiling and inference."""
+
+    layout: CsvLayout
+    rows: list[list[str]]
+    complete: bool
+
+
+def inspect_csv(path: Path, file_name: str, *, max_bytes: int) -> CsvSample:
+    """Decide the layout of the export at `path` and return it with its first records.
+
+    `file_name` is what the uploader called the file; it appears in every error message.
+    Raises an `InputFileError` subclass for anything that is not a readable CSV export.
+    """
+    size = path.stat().st_size
+    if size > max_bytes:
+        raise FileTooLargeError(
+            f"the file is {_megabytes(size)}, over the upload limit of {_megabytes(max_bytes)}",
+            file_name=file_name,
+        )
+    with path.open("rb") as handle:
+        head = handle.read(HEAD_BYTES)
+    complete = len(head) == size
+    if not head.strip():
+        raise EmptyFileError("the file is empty", file_name=file_name)
+    encoding, text, notes = _decode_head(head, file_name, complete=complete)
+    delimiter, header_index, records, header_line = _sniff(text, file_name, complete=complete)
+    columns = _header(records[header_index], file_name)
+    layout = CsvLayout(file_name, encoding, delimiter, header_line, columns, notes)
+    data = records[header_index + 1 :]
+    if not complete and data:
+        data = data[:-1]  # the last record of a cut-off head may itself be cut off
+    rows: list[list[str]] = []
+    for number, record in enumerate(data[:SAMPLE_ROWS], start=1):
+        if len(record) != len(columns):
+            raise _ragged(file_name, number, len(record), len(columns), delimiter)
+        rows.append(record)
+    if not rows:
+        if complete:
+            raise HeaderOnlyError(
+                "the file has a header row but no data rows", file_name=file_name
+            )
+        raise CellTooLargeError(
+            "the first data row is larger than the size this reader accepts; "
+            "check for a quote that is never closed",
+            file_name=file_name,
+            row=1,
+        )
+    return CsvSample(layout, rows, complete and len(data) <= SAMPLE_ROWS)
+
+
+def utf8_copy(path: Path, layout: CsvLayout, workdir: Path) -> Path:
+    """A path with the file's content in UTF-8, for DuckDB: `path` itself when already UTF-8.
+
+    Other encodings are transcoded in a streaming pass into `workdir`.
+    """
+    if layout.encoding == "utf-8":
+        return path
+    target = workdir / f"{path.name}.utf8.csv"
+    with (
+        path.open("r", encoding=_python_codec(layout.encoding), newline="") as source,
+        target.open("w", encoding="utf-8", newline="") as sink,
+    ):
+        while chunk := source.read(1 << 20):
+            sink.write(chunk)
+    return target
+
+
+def read_csv_sql(path: Path, layout: CsvLayout) -> str:
+    """A DuckDB `read_csv(...)` table expression reading the file exactly as `layout` says.
+
+    Columns come out as VARCHAR named `c0`, `c1`, … in header order; rows in file order.
+    """
+    columns = ", ".join(f"'c{i}': 'VARCHAR'" for i in range(len(layout.columns)))
+    return (
+        f"read_csv({_sql_string(str(path))}, auto_detect=false, header=true, "
+        f"skip={layout.header_line}, delim={_sql_string(layout.delimiter)}, quote='\"', "
+        f"escape='\"', strict_mode=true, null_padding=false, max_line_size={MAX_CELL_BYTES}, "
+        f"columns={{{columns}}})"
+    )
+
+
+def diagnose(path: Path, layout: CsvLayout) -> InputFileError:
+    """Find the first structural problem in the whole file, for a read that DuckDB refused.
+
+    Streams the file once with Python's csv module and returns (does not raise) the typed error
+    for the first bad record, naming its data row.
+    """
+    name = layout.file_name
+    csv.field_size_limit(MAX_CELL_BYTES)
+    try:
+        with path.open("r", encoding=_python_codec(layout.encoding), newline="") as handle:
+            for _ in range(layout.header_line):
+                handle.readline()
+            reader = csv.reader(handle, delimiter=layout.delimiter, strict=True)
+            next(reader, None)
+            row = 0
+            for row, record in _numbered(reader):
+                if len(record) != len(layout.columns):
+                    return _ragged(name, row, len(record), len(layout.columns), layout.delimiter)
+    except UnicodeDecodeError:
+        return EncodingError(
+            f"the file is not valid {layout.encoding} text past its first part; "
+            "export it again as UTF-8",
+            file_name=name,
+        )
+    except csv.Error as error:
+        text = str(error)
+        if "field larger than field limit" in text:
+            return CellTooLargeError(
+                f"a cell is larger than {_megabytes(MAX_CELL_BYTES)}; "
+                "check for a quote that is never closed",
+                file_name=name,
+                row=row + 1,
+            )
+        if "unexpected end of data" in text or "EOF" in text:
+            return UnclosedQuoteError(
+                "a quoted cell starts here and its closing quote never comes",
+                file_name=name,
+                row=row + 1,
+            )
+        return NotCsvError(f"the CSV structure is broken ({text})", file_name=name, row=row + 1)
+    return NotCsvError("the file could not be read as CSV", file_name=name)
+
+
+def _numbered(reader: Iterator[list[str]]) -> Iterator[tuple[int, list[str]]]:
+    number = 0
+    for record in reader:
+        if not record:
+            continue
+        number += 1
+        yield number, record
+
+
+def _decode_head(
+    head: bytes, file_name: str, *, complete: bool
+) -> tuple[str, str, tuple[str, ...]]:
+    if head.startswith(codecs.BOM_UTF8):
+        return "utf-8", head[3:].decode("utf-8", errors="ignore"), ()
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        text = codecs.getincrementaldecoder("utf-16")().decode(head, final=complete)
+        return "utf-16", text, ("read as UTF-16",)
+    for magic, what in _MAGIC:
+        if head.startswith(magic):
+            raise NotCsvError(
+                f"this is {what}, not a CSV file; export it as CSV and upload that",
+                file_name=file_name,
+            )
+    if b"\x00" in head:
+        raise NotCsvError(
+            "the file contains binary data, not CSV text; export it as CSV and upload that",
+            file_name=file_name,
+        )
+    try:
+        return "utf-8", codecs.getincrementaldecoder("utf-8")().decode(head, final=complete), ()
+    except UnicodeDecodeError:
+        pass
+    try:
+        text = head.decode("cp1252")
+    except UnicodeDecodeError as error:
+        raise EncodingError(
+            "the file is neither UTF-8 nor Windows-1252 text; export it again as UTF-8",
+            file_name=file_name,
+        ) from error
+    return "cp1252", text, ("not UTF-8: read as Windows-1252",)
+
+
+def _sniff(
+    text: str, file_name: str, *, complete: bool
+) -> tuple[str, int, list[list[str]], int]:
+    """Pick the delimiter and the header record: the first record from which widths agree."""
+    best: tuple[tuple[int, int, int], str, int, list[list[str]], list[int]] | None = None
+    for delimiter in DELIMITERS:
+        records, lines = _records(text, delimiter, limit=SNIFF_RECORDS)
+        usable = records if complete or len(records) < 2 else records[:-1]
+        widths = [len(record) for record in usable]
+        for index, width in enumerate(widths):
+            if width < 2:
+                continue
+            rest = widths[index:]
+            agree = sum(1 for w in rest if w == width)
+            if agree * 10 < len(rest) * 9:
+                continue
+            score = (agree, width, -index)
+            if best is None or score > best[0]:
+                best = (score, delimiter, index, records, lines)
+            break
+    if best is None:
+        raise NotCsvError(
+            "no columns found: expected values separated by commas, semicolons, tabs or pipes",
+            file_name=file_name,
+        )
+    _, delimiter, index, _, lines = best
+    records, lines = _records(text, delimiter, limit=SAMPLE_ROWS + index + 2)
+    return delimiter, index, records, lines[index]
+
+
+def _records(text: str, delimiter: str, *, limit: int) -> tuple[list[list[str]], list[int]]:
+    """Non-blank records of `text`, each with the number of physical lines before it."""
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    records: list[list[str]] = []
+    starts: list[int] = []
+    before = 0
+    try:
+        for record in reader:
+            if record and any(cell.strip() for cell in record):
+                records.append(record)
+                starts.append(before)
+                if len(records) >= limit:
+                    break
+            before = reader.line_num
+    except csv.Error:
+        pass
+    return records, starts
+
+
+def _header(record: list[str], file_name: str) -> tuple[str, ...]:
+    names = [cell.strip().lstrip("\ufeff").strip() for cell in record]
+    filled = [name for name in names if name]
+    if filled and sum(1 for n in filled if _LOOKS_LIKE_DATA.match(n)) * 2 > len(filled):
+        raise MissingHeaderError(
+            "the first row holds values, not column names; add the header row of the export",
+            file_name=file_name,
+        )
+    columns = [name or f"(unnamed column {i + 1})" for i, name in enumerate(names)]
+    seen: dict[str, str] = {}
+    for name in columns:
+        key = name.casefold()
+        if key in seen:
+            raise DuplicateHeaderError(
+                f'two columns are both named "{name}"; rename one of them and upload again',
+                file_name=file_name,
+            )
+        seen[key] = name
+    return tuple(columns)
+
+
+def _ragged(file_name: str, row: int, found: int, expected: int, delimiter: str) -> RaggedRowsError:
+    return RaggedRowsError(
+        f"this row has {found} cells but the header has {expected} "
+        f"(separated by {_DELIMITER_NAMES[delimiter]}s); check for a stray separator or quote",
+        file_name=file_name,
+        row=row,
+    )
+
+
+def _python_codec(encoding: str) -> str:
+    return {"utf-8": "utf-8-sig", "utf-16": "utf-16", "cp1252": "cp1252"}[encoding]
+
+
+def _sql_string(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / (1 << 20):.1f} MB"
+
+
+def fallback_to_cp1252(layout: CsvLayout) -> CsvLayout:
+    """The same layout read as Windows-1252: for a file whose invalid UTF-8 starts late."""
+    return replace(
+        layout, encoding="cp1252", notes=(*layout.notes, "not UTF-8: read as Windows-1252")
+    )
+
+
+def file_size(path: Path) -> int:
+    """The size of the file at `path` in bytes."""
+    return os.stat(path).st_size

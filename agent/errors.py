@@ -1,0 +1,86 @@
+"""The one error tree of reconbot.
+
+Every error a person can cause or meet is a `ReconbotError`; its `str()` is a message written for
+people (it names the file and, where it helps, the row) and never contains cell values beyond
+what the uploader already sees in their own file. Code that shows errors to users catches
+`ReconbotError`; anything else is a bug and is logged, not shown.
+
+    ReconbotError
+    ├── InputFileError            an uploaded file cannot be read as a CSV export
+    │   ├── FileTooLargeError       over the upload limit
+    │   ├── EmptyFileError          no bytes, or only blank lines
+    │   ├── NotCsvError             binary content, or no delimiter-separated structure
+    │   ├── EncodingError           bytes that no supported encoding decodes
+    │   ├── HeaderOnlyError         a header and no data rows
+    │   ├── MissingHeaderError      the first row holds data, not column names
+    │   ├── DuplicateHeaderError    two columns with the same name
+    │   ├── RaggedRowsError         a row with more or fewer cells than the header
+    │   ├── UnclosedQuoteError      a quote opened in a row and never closed
+    │   └── CellTooLargeError       a single cell over the size limit
+    └── MappingError              a mapping that cannot be used as given
+        └── UnknownColumnError      the mapping names a column the file does not have
+"""
+
+from __future__ import annotations
+
+
+class ReconbotError(Exception):
+    """Base of every error reconbot reports to a person; `str()` is the user-facing message."""
+
+
+class InputFileError(ReconbotError):
+    """An uploaded file cannot be read; carries the file's name and, where known, a data row."""
+
+    def __init__(self, message: str, *, file_name: str, row: int | None = None) -> None:
+        self.file_name = file_name
+        self.row = row
+        where = f"{file_name}" if row is None else f"{file_name}, row {row}"
+        super().__init__(f"{where}: {message}")
+
+
+class FileTooLargeError(InputFileError):
+    """The file is bigger than the configured upload limit."""
+
+
+class EmptyFileError(InputFileError):
+    """The file has no content at all, or only blank lines."""
+
+
+class NotCsvError(InputFileError):
+    """The file is binary (a spreadsheet, an image, a PDF) or has no CSV structure."""
+
+
+class EncodingError(InputFileError):
+    """The file's bytes are not text in any encoding reconbot reads."""
+
+
+class HeaderOnlyError(InputFileError):
+    """The file has a header row but no data rows."""
+
+
+class MissingHeaderError(InputFileError):
+    """The first row looks like data (numbers, dates) rather than column names."""
+
+
+class UnclosedQuoteError(InputFileError):
+    """A quoted cell starts in some row and its closing quote never comes."""
+
+
+class DuplicateHeaderError(InputFileError):
+    """Two columns share a name, so a mapping to that name would be ambiguous."""
+
+
+class RaggedRowsError(InputFileError):
+    """A data row has a different number of cells than the header."""
+
+
+class CellTooLargeError(InputFileError):
+    """One cell is larger than the limit; usually a broken quote swallowing the file."""
+
+
+class MappingError(ReconbotError):
+    """A mapping that cannot be applied as given."""
+
+
+class UnknownColumnError(MappingError):
+    """The mapping names a column that the file does not have."""
