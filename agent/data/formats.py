@@ -187,32 +187,37 @@ class TimestampFormat:
         return "%z" in self.pattern or self.pattern.endswith("Z")
 
 
+_DATE_START = re.compile(r"^\s*\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}")
+
+
+def _hits(pattern: str, values: Sequence[str]) -> int:
+    hits = 0
+    for value in values:
+        try:
+            datetime.strptime(value, pattern)  # noqa: DTZ007 - the zone is applied later
+        except ValueError:
+            continue
+        hits += 1
+    return hits
+
+
 def detect_timestamp_format(values: Sequence[str]) -> tuple[str | None, float, bool]:
     """The timestamp pattern that reads most of `values`, the share it reads, and whether the
-    day/month order was a guess (every date had both parts at most 12).
+    day/month order was a guess (every date fits both day-first and month-first).
     """
     sample = [v.strip() for v in values[:PROFILE_VALUES] if v.strip()]
-    if not sample:
+    if not sample or sum(1 for v in sample[:50] if _DATE_START.match(v)) < len(sample[:50]) / 2:
         return None, 0.0, False
-    best: str | None = None
-    best_hits = 0
-    ties: list[str] = []
-    for pattern in TIMESTAMP_FORMATS:
-        hits = 0
-        for value in sample:
-            try:
-                datetime.strptime(value, pattern)  # noqa: DTZ007 - the zone is applied later
-            except ValueError:
-                continue
-            hits += 1
-        if hits > best_hits:
-            best, best_hits, ties = pattern, hits, [pattern]
-        elif hits == best_hits and hits:
-            ties.append(pattern)
-    guessed = best is not None and any(
-        ("%d" in t and "%m" in t and t.index("%d") != best.index("%d")) for t in ties
-    )
-    return best, best_hits / len(sample), guessed
+    probe = sample[:50]
+    ranked = sorted(TIMESTAMP_FORMATS, key=lambda p: -_hits(p, probe))
+    top = [p for p in ranked[:4] if _hits(p, probe)]
+    if not top:
+        return None, 0.0, False
+    scores = {p: _hits(p, sample) for p in top}
+    best = max(top, key=lambda p: scores[p])
+    rivals = [p for p in top if p != best and scores[p] == scores[best]]
+    guessed = any("%d" in p and "%m" in p and p.index("%d") != best.index("%d") for p in rivals)
+    return best, scores[best] / len(sample), guessed
 
 
 def sql_timestamp(column: str, fmt: TimestampFormat) -> str:

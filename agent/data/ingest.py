@@ -13,7 +13,6 @@ from __future__ import annotations
 import codecs
 import csv
 import io
-import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -328,13 +327,22 @@ def _megabytes(size: int) -> str:
     return f"{size / (1 << 20):.1f} MB"
 
 
+def layout_from_options(
+    path: Path, file_name: str, *, encoding: str, delimiter: str, header_row: int
+) -> CsvLayout:
+    """The layout that approved reading options describe, with the header read from the file.
+
+    Used when reconciling: the file is read exactly as approved, never sniffed again.
+    """
+    with path.open("r", encoding=_python_codec(encoding), newline="") as handle:
+        for _ in range(header_row - 1):
+            handle.readline()
+        record = next(csv.reader(handle, delimiter=delimiter), [])
+    return CsvLayout(file_name, encoding, delimiter, header_row - 1, _header(record, file_name))
+
+
 def fallback_to_cp1252(layout: CsvLayout) -> CsvLayout:
     """The same layout read as Windows-1252: for a file whose invalid UTF-8 starts late."""
     return replace(
         layout, encoding="cp1252", notes=(*layout.notes, "not UTF-8: read as Windows-1252")
     )
-
-
-def file_size(path: Path) -> int:
-    """The size of the file at `path` in bytes."""
-    return os.stat(path).st_size

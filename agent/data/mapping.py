@@ -1,0 +1,535 @@
+"""Mapping inference: which file is which, which column feeds which field, how to read values.
+
+Inference works from headers (aliases, insensitive to case, spacing and punctuation, with
+Stripe-style `order_id (metadata)` columns) and from values (kinds and formats from the
+profiles, uniqueness, the overlap of order references between the two files, major or minor
+units). It never special-cases a vendor. Every field gets a confidence and its alternatives;
+when a required field has two plausible columns or none, the result carries a clarification
+naming the field, the question and the choices, and no mapping.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict
+
+from agent.data.currency import CURRENCY_EXPONENTS
+from agent.data.formats import NumberFormat, parse_number
+from agent.data.ingest import CsvSample
+from agent.data.profile import ColumnProfile, normalize_key, profile_sample, reference_tokens
+from agent.data.schema import (
+    SCHEMA,
+    AmountReading,
+    DatasetMapping,
+    FieldSpec,
+    Mapping,
+    ReadingOptions,
+    Role,
+    TimestampReading,
+)
+
+MIN_SCORE = 0.5
+AMBIGUITY_MARGIN = 0.15
+ROLE_MARGIN = 0.15
+_QUALIFIERS = frozenset({"metadata", "utc", "gmt", "local"})
+_ROLE_WORDS = {
+    Role.ORDERS: frozenset(
+        "lineitem subtotal shipping fulfillment fulfilled financial billing sku quantity "
+        "discount cart customer".split()
+    ),
+    Role.PAYMENTS: frozenset(
+        "charge captured refunded fee card psp paymentintent settlement payout dispute "
+        "disputed gateway transaction".split()
+    ),
+}
+
+
+class Candidate(BaseModel):
+    """A column that could feed a field, how likely, and why."""
+
+    model_config = ConfigDict(frozen=True)
+
+    column: str
+    confidence: float
+    reason: str
+
+
+class FieldChoice(BaseModel):
+    """The column chosen for a canonical field (or none), with its confidence and alternatives."""
+
+    model_config = ConfigDict(frozen=True)
+
+    field: str
+    required: bool
+    column: str | None
+    confidence: float
+    reason: str
+    alternatives: list[Candidate]
+    samples: list[str]
+
+
+class Clarification(BaseModel):
+    """A question the mapping cannot answer alone: which column, which file, which currency."""
+
+    model_config = ConfigDict(frozen=True)
+
+    role: Role | None
+    field: str | None
+    question: str
+    choices: list[str]
+
+
+class DatasetProposal(BaseModel):
+    """What inference concluded about one file."""
+
+    model_config = ConfigDict(frozen=True)
+
+    role: Role
+    file_name: str
+    columns: list[str]
+    sampled_rows: int
+    choices: list[FieldChoice]
+    options: ReadingOptions
+    notes: list[str]
+
+    def column_of(self, field: str) -> str | None:
+        """The column chosen for `field`, if any."""
+        return next((c.column for c in self.choices if c.field == field), None)
+
+
+class Proposal(BaseModel):
+    """The proposed interpretation of both files: a mapping, or the questions that block one."""
+
+    model_config = ConfigDict(frozen=True)
+
+    orders: DatasetProposal
+    payments: DatasetProposal
+    role_confidence: float
+    clarifications: list[Clarification]
+
+    @property
+    def mapping(self) -> Mapping | None:
+        """The complete mapping, or None while a clarification is open."""
+        if self.clarifications:
+            return None
+        return Mapping(
+            orders=_dataset_mapping(self.orders), payments=_dataset_mapping(self.payments)
+        )
+
+    def dataset(self, role: Role) -> DatasetProposal:
+        """The proposal for the file playing `role`."""
+        return self.orders if role is Role.ORDERS else self.payments
+
+
+def _dataset_mapping(proposal: DatasetProposal) -> DatasetMapping:
+    columns = {c.field: c.column for c in proposal.choices if c.column is not None}
+    return DatasetMapping(columns=columns, options=proposal.options)
+
+
+def normalize_header(name: str) -> str:
+    """A header as aliases are written: lower case, words of letters and digits, one space."""
+    return re.sub(r"[^a-z0-9]+", " ", name.lower()).strip()
+
+
+def header_score(spec: FieldSpec, header: str) -> float:
+    """How strongly a header names `spec`, from 0 (not at all) to 1 (an exact alias)."""
+    norm = normalize_header(header)
+    tokens = norm.split()
+    plain = " ".join(t for t in tokens if t not in _QUALIFIERS)
+    score = max(spec.aliases.get(norm, 0.0), spec.aliases.get(plain, 0.0) * 0.98)
+    token_set = set(tokens)
+    for alias, weight in spec.aliases.items():
+        if set(alias.split()) <= token_set:
+            score = max(score, weight * 0.75)
+    if token_set & spec.against:
+        score *= 0.3
+    return score
+
+
+def _kind_fit(spec: FieldSpec, profile: ColumnProfile) -> float:
+    """How well the values fit the field's kind, from 0 (cannot be it) to 1."""
+    if profile.filled == 0:
+        return 0.0
+    if spec.kind == "amount":
+        return 1.0 if profile.is_numeric() and profile.boolean_share < 0.9 else 0.0
+    if spec.kind == "currency":
+        return 1.0 if profile.currency_share >= 0.9 else 0.0
+    if spec.kind == "timestamp":
+        return 1.0 if profile.timestamp_share >= 0.9 else 0.0
+    if spec.kind == "id":
+        return min(1.0, profile.id_like_share / 0.9)
+    if spec.kind == "reference":
+        return min(1.0, profile.reference_share / 0.8)
+    if spec.kind == "status":
+        return 1.0 if not profile.is_numeric() and profile.distinct <= 50 else 0.4
+    return 1.0
+
+
+def _value_only_score(spec: FieldSpec, profile: ColumnProfile) -> tuple[float, str]:
+    """A score from values alone, for exports whose headers name nothing we know."""
+    if spec.kind == "currency" and profile.currency_share >= 0.9:
+        return 0.7, "its values are ISO 4217 currency codes"
+    if spec.kind == "id" and profile.id_like_share >= 0.9 and profile.distinct_share >= 0.5:
+        return 0.3, "its values look like identifiers"
+    if spec.kind == "reference" and profile.reference_share >= 0.5:
+        return 0.3, "its values contain identifiers"
+    if spec.kind == "timestamp" and profile.timestamp_share >= 0.9:
+        return 0.45, "its values are timestamps"
+    if (
+        spec.kind == "amount"
+        and spec.required
+        and profile.is_numeric()
+        and not (profile.integer_only and profile.distinct_share > 0.98)
+    ):
+        return 0.45, "its values are amounts"
+    return 0.0, ""
+
+
+@dataclass
+class _Scored:
+    column: str
+    score: float
+    reason: str
+
+
+def _candidates(
+    spec: FieldSpec, profiles: list[ColumnProfile], prefer_amount_decimals: bool = True
+) -> list[_Scored]:
+    found: list[_Scored] = []
+    for profile in profiles:
+        fit = _kind_fit(spec, profile)
+        if fit == 0.0:
+            continue
+        by_header = header_score(spec, profile.name)
+        by_values, why = _value_only_score(spec, profile)
+        if by_header >= by_values and by_header > 0:
+            found.append(_Scored(profile.name, by_header * fit, "the header names it"))
+        elif by_values > 0:
+            found.append(_Scored(profile.name, by_values * fit, why))
+    found.sort(key=lambda c: -c.score)
+    return found
+
+
+def _role_fit(profiles: list[ColumnProfile], role: Role) -> float:
+    required = [s for s in SCHEMA[role] if s.required]
+    total = 0.0
+    for spec in required:
+        found = _candidates(spec, profiles)
+        total += found[0].score if found else 0.0
+    words = {t for p in profiles for t in normalize_header(p.name).split()}
+    bonus = min(0.3, 0.06 * len(words & _ROLE_WORDS[role]))
+    return total / len(required) + bonus
+
+
+def infer_mapping(first: CsvSample, second: CsvSample) -> Proposal:
+    """Propose which file holds orders and which payments, and a mapping for each.
+
+    The two samples can come in either order: roles are decided from the content.
+    """
+    profiles = [profile_sample(first), profile_sample(second)]
+    straight = _role_fit(profiles[0], Role.ORDERS) + _role_fit(profiles[1], Role.PAYMENTS)
+    crossed = _role_fit(profiles[0], Role.PAYMENTS) + _role_fit(profiles[1], Role.ORDERS)
+    clarifications: list[Clarification] = []
+    if crossed > straight:
+        first, second = second, first
+        profiles.reverse()
+    role_confidence = min(1.0, abs(straight - crossed) / 0.5)
+    if abs(straight - crossed) < ROLE_MARGIN:
+        clarifications.append(
+            Clarification(
+                role=None,
+                field=None,
+                question="Which file is the orders export? The two files look alike.",
+                choices=[first.layout.file_name, second.layout.file_name],
+            )
+        )
+    samples = {Role.ORDERS: first, Role.PAYMENTS: second}
+    by_role = {Role.ORDERS: profiles[0], Role.PAYMENTS: profiles[1]}
+    scored = {
+        role: {spec.name: _candidates(spec, by_role[role]) for spec in SCHEMA[role]}
+        for role in Role
+    }
+    _apply_key_overlap(scored, samples)
+    datasets = {}
+    for role in Role:
+        datasets[role] = _dataset_proposal(
+            role, samples[role], by_role[role], scored[role], clarifications
+        )
+    _decide_units(datasets, samples, clarifications)
+    return Proposal(
+        orders=datasets[Role.ORDERS],
+        payments=datasets[Role.PAYMENTS],
+        role_confidence=round(role_confidence, 2),
+        clarifications=clarifications,
+    )
+
+
+def _column_values(sample: CsvSample, column: str) -> list[str]:
+    index = sample.layout.columns.index(column)
+    return [row[index] for row in sample.rows]
+
+
+def _apply_key_overlap(
+    scored: dict[Role, dict[str, list[_Scored]]], samples: dict[Role, CsvSample]
+) -> None:
+    """Raise key candidates whose values meet across the files; lower those that never do."""
+    order_keys = scored[Role.ORDERS]["order_id"]
+    refs = scored[Role.PAYMENTS]["order_id"]
+    if not order_keys or not refs:
+        return
+    key_sets = {
+        c.column: {normalize_key(v) for v in _column_values(samples[Role.ORDERS], c.column)}
+        for c in order_keys
+    }
+    token_lists = {
+        c.column: [t for t in (reference_tokens(v) for v in _column_values(samples[Role.PAYMENTS], c.column)) if t]
+        for c in refs
+    }
+    overlap: dict[tuple[str, str], float] = {}
+    for key_column, keys in key_sets.items():
+        for ref_column, lists in token_lists.items():
+            hits = sum(1 for tokens in lists if any(t in keys for t in tokens))
+            overlap[(key_column, ref_column)] = hits / len(lists) if lists else 0.0
+    for role, group, position in ((Role.ORDERS, order_keys, 0), (Role.PAYMENTS, refs, 1)):
+        best_any = max(overlap.values())
+        for candidate in group:
+            mine = max(v for k, v in overlap.items() if k[position] == candidate.column)
+            if mine >= 0.05:
+                candidate.score += 0.4 * mine
+                candidate.reason += f"; {mine:.0%} of sampled references match the other file"
+            elif best_any >= 0.3:
+                candidate.score *= 0.5
+                candidate.reason += "; its values never match the other file"
+        group.sort(key=lambda c: -c.score)
+        scored[role]["order_id"] = group
+
+
+def _dataset_proposal(
+    role: Role,
+    sample: CsvSample,
+    profiles: list[ColumnProfile],
+    scored: dict[str, list[_Scored]],
+    clarifications: list[Clarification],
+) -> DatasetProposal:
+    by_name = {p.name: p for p in profiles}
+    choices: list[FieldChoice] = []
+    used: set[str] = set()
+    notes = list(sample.layout.notes)
+    for spec in SCHEMA[role]:
+        found = [c for c in scored[spec.name] if c.column not in used]
+        viable = [c for c in found if c.score >= MIN_SCORE]
+        column: str | None = None
+        confidence = 0.0
+        reason = "no column fits"
+        if viable:
+            best = viable[0]
+            rivals = [
+                c
+                for c in viable[1:]
+                if best.score - c.score < AMBIGUITY_MARGIN
+                and not (spec.kind in ("id", "reference") and _same_values(sample, best, c))
+            ]
+            if rivals and spec.required:
+                names = [best.column, *(c.column for c in rivals)]
+                clarifications.append(
+                    Clarification(
+                        role=role,
+                        field=spec.name,
+                        question=(
+                            f"Which column of {sample.layout.file_name} holds the "
+                            f"{spec.name} ({spec.description})? "
+                            + " and ".join(f'"{n}"' for n in names)
+                            + " both fit."
+                        ),
+                        choices=names,
+                    )
+                )
+                confidence = round(min(1.0, best.score) * 0.5, 2)
+                reason = "ambiguous: " + ", ".join(names)
+            else:
+                confidence = round(min(1.0, best.score), 2)
+                reason = best.reason
+            column = best.column
+            used.add(column)
+        elif spec.required and not (spec.kind == "currency"):
+            hint = [c.column for c in found[:3]]
+            clarifications.append(
+                Clarification(
+                    role=role,
+                    field=spec.name,
+                    question=(
+                        f"No column of {sample.layout.file_name} clearly holds the {spec.name} "
+                        f"({spec.description}). Which one does?"
+                    ),
+                    choices=hint or list(sample.layout.columns),
+                )
+            )
+        choices.append(
+            FieldChoice(
+                field=spec.name,
+                required=spec.required or spec.kind == "currency",
+                column=column,
+                confidence=confidence,
+                reason=reason,
+                alternatives=[
+                    Candidate(column=c.column, confidence=round(min(1.0, c.score), 2), reason=c.reason)
+                    for c in found
+                    if c.column != column
+                ][:3],
+                samples=list(by_name[column].samples) if column else [],
+            )
+        )
+    if not any(c.field == "currency" and c.column for c in choices):
+        clarifications.append(
+            Clarification(
+                role=role,
+                field="currency",
+                question=(
+                    f"{sample.layout.file_name} has no currency column. "
+                    "Which currency are its amounts in?"
+                ),
+                choices=["USD", "EUR", "GBP"],
+            )
+        )
+    options = _reading_options(sample, by_name, choices, notes)
+    return DatasetProposal(
+        role=role,
+        file_name=sample.layout.file_name,
+        columns=list(sample.layout.columns),
+        sampled_rows=len(sample.rows),
+        choices=choices,
+        options=options,
+        notes=notes,
+    )
+
+
+def _same_values(sample: CsvSample, a: _Scored, b: _Scored) -> bool:
+    return _column_values(sample, a.column) == _column_values(sample, b.column)
+
+
+def _reading_options(
+    sample: CsvSample,
+    profiles: dict[str, ColumnProfile],
+    choices: list[FieldChoice],
+    notes: list[str],
+) -> ReadingOptions:
+    amounts: dict[str, AmountReading] = {}
+    timestamps: dict[str, TimestampReading] = {}
+    for choice in choices:
+        if choice.column is None:
+            continue
+        profile = profiles[choice.column]
+        kind = next(s.kind for role in SCHEMA for s in SCHEMA[role] if s.name == choice.field)
+        if kind == "amount" and profile.number_format is not None:
+            header = normalize_header(choice.column).split()
+            minor = bool({"cents", "minor", "pence", "cent"} & set(header))
+            amounts[choice.field] = AmountReading(
+                decimal=profile.number_format.decimal,
+                thousands=profile.number_format.thousands,
+                unit="minor" if minor else "major",
+            )
+        elif kind == "timestamp" and profile.timestamp_pattern is not None:
+            pattern = profile.timestamp_pattern
+            zoned = "%z" in pattern or pattern.endswith("Z")
+            zone = None if zoned else "UTC"
+            if not zoned and not {"utc", "gmt"} & set(normalize_header(choice.column).split()):
+                notes.append(
+                    f'"{choice.column}" has no time zone: read as UTC; edit the mapping if the '
+                    "export uses local time"
+                )
+            if profile.day_month_guessed:
+                notes.append(
+                    f'"{choice.column}": every sampled date fits both day-first and month-first; '
+                    f"read as {pattern}"
+                )
+            timestamps[choice.field] = TimestampReading(pattern=pattern, timezone=zone)
+    return ReadingOptions(
+        encoding=sample.layout.encoding,
+        delimiter=sample.layout.delimiter,
+        header_row=sample.layout.header_line + 1,
+        amounts=amounts,
+        timestamps=timestamps,
+    )
+
+
+def _decide_units(
+    datasets: dict[Role, DatasetProposal],
+    samples: dict[Role, CsvSample],
+    clarifications: list[Clarification],
+) -> None:
+    """Decide major or minor units where values alone cannot: compare matched amounts."""
+    orders, payments = datasets[Role.ORDERS], datasets[Role.PAYMENTS]
+    pairs = _matched_amounts(orders, payments, samples)
+    if len(pairs) < 5:
+        return
+    for side, proposal, field in (
+        (0, orders, "order_amount"),
+        (1, payments, "captured_amount"),
+    ):
+        reading = proposal.options.amounts.get(field)
+        column = proposal.column_of(field)
+        if reading is None or reading.unit == "minor" or column is None:
+            continue
+        ratios = []
+        for order_amount, pay_amount, exponent in pairs:
+            mine, theirs = (order_amount, pay_amount) if side == 0 else (pay_amount, order_amount)
+            if theirs and exponent:
+                ratios.append(float(mine / theirs) / 10**exponent)
+        if ratios and 0.95 <= statistics.median(ratios) <= 1.05:
+            new_amounts = dict(proposal.options.amounts)
+            new_amounts[field] = reading.model_copy(update={"unit": "minor"})
+            if field == "captured_amount" and "refunded_amount" in new_amounts:
+                new_amounts["refunded_amount"] = new_amounts["refunded_amount"].model_copy(
+                    update={"unit": "minor"}
+                )
+            updated = proposal.model_copy(
+                update={
+                    "options": proposal.options.model_copy(update={"amounts": new_amounts}),
+                    "notes": [
+                        *proposal.notes,
+                        f'"{column}" is in minor units (cents): matched amounts are '
+                        "100 times the other file's",
+                    ],
+                }
+            )
+            datasets[proposal.role] = updated
+
+
+def _matched_amounts(
+    orders: DatasetProposal, payments: DatasetProposal, samples: dict[Role, CsvSample]
+) -> list[tuple[float, float, int]]:
+    """(order amount, payment amount, currency exponent) for sampled rows that match by key."""
+    columns = {
+        "key": orders.column_of("order_id"),
+        "amount": orders.column_of("order_amount"),
+        "ccy": orders.column_of("currency"),
+        "ref": payments.column_of("order_id"),
+        "paid": payments.column_of("captured_amount"),
+    }
+    o_reading = orders.options.amounts.get("order_amount")
+    p_reading = payments.options.amounts.get("captured_amount")
+    if None in columns.values() or o_reading is None or p_reading is None:
+        return []
+    o_fmt = NumberFormat(o_reading.decimal, o_reading.thousands)
+    p_fmt = NumberFormat(p_reading.decimal, p_reading.thousands)
+    o_sample, p_sample = samples[Role.ORDERS], samples[Role.PAYMENTS]
+    index = {name: o_sample.layout.columns.index(col) for name, col in columns.items() if name in ("key", "amount", "ccy") and col}
+    by_key: dict[str, tuple[float, int]] = {}
+    for row in o_sample.rows:
+        amount = parse_number(row[index["amount"]], o_fmt)
+        exponent = CURRENCY_EXPONENTS.get(row[index["ccy"]].strip().upper())
+        if amount is not None and amount != 0 and exponent is not None:
+            by_key.setdefault(normalize_key(row[index["key"]]), (float(amount), exponent))
+    ref_at = p_sample.layout.columns.index(str(columns["ref"]))
+    paid_at = p_sample.layout.columns.index(str(columns["paid"]))
+    pairs = []
+    for row in p_sample.rows:
+        tokens = reference_tokens(row[ref_at])
+        paid = parse_number(row[paid_at], p_fmt)
+        if len(tokens) == 1 and tokens[0] in by_key and paid:
+            amount, exponent = by_key[tokens[0]]
+            pairs.append((amount, float(paid), exponent))
+    return pairs

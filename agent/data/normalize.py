@@ -1,0 +1,314 @@
+"""Read a whole file into DuckDB under an approved mapping, and check it (validation).
+
+`load_dataset` reads every row with exactly the approved reading options into a table of
+canonical fields (`orders_rows` or `payments_rows`), keeping the raw text of parsed fields so
+that `validate` can report, per field, the share of values that do not read and example rows.
+Amounts become exact integer minor units of each row's currency.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+
+from agent.data.currency import CURRENCY_EXPONENTS
+from agent.data.formats import SQL_DECIMAL, NumberFormat, TimestampFormat, known_currency_sql, sql_amount, sql_timestamp
+from agent.data.ingest import CsvLayout, diagnose, fallback_to_cp1252, layout_from_options, read_csv_sql, utf8_copy
+from agent.data.schema import SCHEMA, DatasetMapping, Role
+from agent.errors import HeaderOnlyError, UnknownColumnError
+
+REQUIRED_SHARE = 0.99
+
+
+def table_name(role: Role) -> str:
+    """The table holding `role`'s rows after loading."""
+    return f"{role.value}_rows"
+
+
+def load_dataset(
+    con: duckdb.DuckDBPyConnection,
+    role: Role,
+    path: Path,
+    file_name: str,
+    mapping: DatasetMapping,
+    workdir: Path | None = None,
+    *,
+    keep_raw: bool = False,
+) -> CsvLayout:
+    """Read the file at `path` as `role` into `table_name(role)`, one row per data row.
+
+    With `keep_raw`, the text of every parsed field is kept beside it for `validate`; without,
+    only what reconciling needs is read (faster, less memory).
+
+    The row number of data row n (1-based, header excluded) is `rowid + 1` of the table.
+    Raises UnknownColumnError for a mapped column the file lacks, and the typed input errors of
+    `ingest` for a file DuckDB cannot read as approved.
+    """
+    options = mapping.options
+    layout = layout_from_options(
+        path,
+        file_name,
+        encoding=options.encoding,
+        delimiter=options.delimiter,
+        header_row=options.header_row,
+    )
+    select = _select_list(role, layout, mapping, keep_raw=keep_raw)
+    first, second = _derived_columns(role, mapping)
+    # Without the raw text, parsed amounts are only read through their minor units: each
+    # parse expression then runs once per row instead of twice.
+    hidden = [] if keep_raw else [s.name for s in SCHEMA[role] if s.kind == "amount"]
+    if role is Role.PAYMENTS:
+        hidden.append("several_refs")
+    star = f"* EXCLUDE ({', '.join(hidden)})" if hidden else "*"
+    con.execute("SET preserve_insertion_order = true")
+    with tempfile.TemporaryDirectory(dir=workdir) as scratch:
+        for attempt in range(2):
+            source = utf8_copy(path, layout, Path(scratch))
+            sql = (
+                f"CREATE OR REPLACE TABLE {table_name(role)} AS SELECT {star}, {second} "
+                f"FROM (SELECT *, {first} FROM (SELECT {select} "
+                f"FROM {read_csv_sql(source, layout)}))"
+            )
+            try:
+                con.execute(sql)
+                break
+            except duckdb.InvalidInputException as error:
+                if attempt == 0 and layout.encoding == "utf-8" and "unicode" in str(error).lower():
+                    layout = fallback_to_cp1252(layout)
+                    continue
+                raise diagnose(source, layout) from None
+    count = con.execute(f"SELECT count(*) FROM {table_name(role)}").fetchone()
+    if not count or count[0] == 0:
+        raise HeaderOnlyError("the file has a header row but no data rows", file_name=file_name)
+    return layout
+
+
+def _select_list(role: Role, layout: CsvLayout, mapping: DatasetMapping, *, keep_raw: bool) -> str:
+    columns = {name: f"c{i}" for i, name in enumerate(layout.columns)}
+    parts: list[str] = []
+    for spec in SCHEMA[role]:
+        source = mapping.columns.get(spec.name)
+        if spec.kind == "text" and not keep_raw:
+            continue
+        if source is None:
+            kind = {"amount": SQL_DECIMAL, "timestamp": "TIMESTAMPTZ"}.get(spec.kind, "VARCHAR")
+            parts.append(f"NULL::{kind} AS {spec.name}")
+            continue
+        if source not in columns:
+            raise UnknownColumnError(
+                f'{layout.file_name} has no column "{source}" (mapped to {spec.name}); '
+                f"its columns are: {', '.join(layout.columns)}"
+            )
+        column = columns[source]
+        text = f"NULLIF(trim({column}), '')"
+        if spec.kind == "amount":
+            reading = mapping.options.amounts.get(spec.name)
+            fmt = NumberFormat(reading.decimal, reading.thousands) if reading else NumberFormat()
+            if keep_raw:
+                parts.append(f"{text} AS {spec.name}_raw")
+            parts.append(f"{sql_amount(text, fmt)} AS {spec.name}")
+        elif spec.kind == "timestamp":
+            stamp = mapping.options.timestamps.get(spec.name)
+            if keep_raw:
+                parts.append(f"{text} AS {spec.name}_raw")
+            if stamp is None:
+                parts.append(f"NULL::TIMESTAMPTZ AS {spec.name}")
+            else:
+                fmt = TimestampFormat(stamp.pattern, stamp.timezone)
+                parts.append(f"{sql_timestamp(text, fmt)} AS {spec.name}")
+        elif spec.kind == "currency":
+            parts.append(f"upper({text}) AS {spec.name}")
+        elif spec.kind == "status":
+            parts.append(f"replace(lower({text}), ' ', '_') AS {spec.name}")
+        else:
+            parts.append(f"{text} AS {spec.name}")
+    return ", ".join(parts)
+
+
+def exponent_sql(currency: str) -> str:
+    """A DuckDB expression: the minor-unit exponent of ISO 4217 code `currency`, NULL if unknown."""
+    groups: dict[int, list[str]] = {}
+    for code, exponent in CURRENCY_EXPONENTS.items():
+        groups.setdefault(exponent, []).append(code)
+    order = sorted(groups, key=lambda e: -len(groups[e]))
+    branches = " ".join(
+        f"WHEN {currency} IN ({', '.join(repr(c) for c in sorted(groups[e]))}) THEN {e}"
+        for e in order
+    )
+    return f"(CASE {branches} END)"
+
+
+def key_sql(value: str) -> str:
+    """A DuckDB expression comparing ids across files, as `profile.normalize_key` does."""
+    return f"lower(trim(replace({value}, '#', '')))"
+
+
+def reference_tokens_sql(value: str) -> str:
+    """A DuckDB expression: the distinct order ids a reference names (`profile.reference_tokens`)."""
+    split = f"string_split_regex(coalesce({value}, ''), '[\\s,;|/&+]+')"
+    return (
+        f"list_distinct(list_filter(list_transform({split}, lambda t: {key_sql('t')}), "
+        "lambda t: regexp_matches(t, '[0-9]')))"
+    )
+
+
+def _minor_sql(amount: str, unit: str, exponent: str) -> str:
+    if unit == "minor":
+        return f"CAST(round({amount}) AS BIGINT)"
+    # One branch per exponent: a constant factor keeps DuckDB's decimal arithmetic in 64 bits.
+    branches = " ".join(
+        f"WHEN {e} THEN CAST(round({amount} * {10**e}) AS BIGINT)" for e in (2, 0, 3, 4)
+    )
+    return f"(CASE {exponent} {branches} END)"
+
+
+def _derived_columns(role: Role, mapping: DatasetMapping) -> tuple[str, str]:
+    """Columns computed while reading, in two steps: keys and exponents, then minor units.
+
+    The second step refers to the exponent by name: DuckDB then computes it once per row.
+    """
+    default = mapping.options.default_currency
+    default_sql = "NULL" if default is None else "'" + default.upper().replace("'", "''") + "'"
+    code = "currency" if default is None else f"coalesce(currency, {default_sql})"
+    first = [f"{code} AS currency_code", f"{exponent_sql(code)} AS exponent"]
+    second: list[str] = []
+    amounts = mapping.options.amounts
+    if role is Role.ORDERS:
+        unit = amounts["order_amount"].unit if "order_amount" in amounts else "major"
+        first.append(f"{key_sql('order_id')} AS order_key")
+        second.append(f"{_minor_sql('order_amount', unit, 'exponent')} AS amount_minor")
+    else:
+        unit = amounts["captured_amount"].unit if "captured_amount" in amounts else "major"
+        r_unit = amounts["refunded_amount"].unit if "refunded_amount" in amounts else unit
+        several = " OR ".join(f"contains(order_id, '{c}')" for c in " ,;|/&+\t")
+        first.append(f"({several}) AS several_refs")
+        second.append(
+            f"CASE WHEN several_refs THEN {reference_tokens_sql('order_id')}[1] "
+            f"ELSE {key_sql('order_id')} END AS ref_key"
+        )
+        second.append(
+            f"CASE WHEN order_id IS NULL THEN 0 WHEN several_refs "
+            f"THEN len({reference_tokens_sql('order_id')}) ELSE 1 END AS refs"
+        )
+        second.append(f"{_minor_sql('captured_amount', unit, 'exponent')} AS amount_minor")
+        second.append(
+            f"coalesce({_minor_sql('refunded_amount', r_unit, 'exponent')}, 0) AS refunded_minor"
+        )
+    return ", ".join(first), ", ".join(second)
+
+
+@dataclass
+class FieldCheck:
+    """How one mapped field's values read across the whole file."""
+
+    field: str
+    column: str
+    filled: int
+    unreadable: int
+    example_rows: list[int]
+    problem: str = ""
+
+    @property
+    def unreadable_share(self) -> float:
+        """Unreadable values over filled values."""
+        return self.unreadable / self.filled if self.filled else 0.0
+
+
+@dataclass
+class ValidationReport:
+    """Whether a mapping reads both files: per-field checks and the blocking problems."""
+
+    rows: dict[str, int] = field(default_factory=dict)
+    checks: list[FieldCheck] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when nothing blocks reconciling under this mapping."""
+        return not self.errors
+
+
+def validate(
+    con: duckdb.DuckDBPyConnection, role: Role, file_name: str, mapping: DatasetMapping
+) -> ValidationReport:
+    """Check a loaded dataset: required fields present, values readable, keys and currencies.
+
+    Problems in more than 1% of a required field's values are errors; fewer are warnings, and
+    those rows are left out of matching (and reported with their rows).
+    """
+    report = ValidationReport()
+    table = table_name(role)
+    total_row = con.execute(f"SELECT count(*) FROM {table}").fetchone()
+    total = int(total_row[0]) if total_row else 0
+    report.rows[role.value] = total
+    for spec in SCHEMA[role]:
+        column = mapping.columns.get(spec.name)
+        if column is None:
+            if spec.required and not (spec.kind == "currency" and mapping.options.default_currency):
+                report.errors.append(f"{file_name}: no column is mapped to {spec.name}")
+            continue
+        if spec.kind in ("amount", "timestamp"):
+            check = _unreadable(con, table, spec.name, f"{spec.name}_raw IS NOT NULL AND {spec.name} IS NULL", f"{spec.name}_raw IS NOT NULL", column)
+            check.problem = "values that do not read as " + ("amounts" if spec.kind == "amount" else "timestamps")
+        elif spec.kind == "currency":
+            check = _unreadable(
+                con,
+                table,
+                spec.name,
+                f"{spec.name} IS NOT NULL AND {spec.name} NOT IN (SELECT code FROM {known_currency_sql()})",
+                f"{spec.name} IS NOT NULL",
+                column,
+            )
+            check.problem = "values that are not ISO 4217 currency codes"
+        elif spec.kind == "id" and spec.required:
+            check = _unreadable(con, table, spec.name, f"{spec.name} IS NULL AND NOT ({_blank_row(role)})", "true", column)
+            check.problem = "rows with an empty id"
+        else:
+            continue
+        report.checks.append(check)
+        if check.unreadable:
+            where = ", ".join(str(r) for r in check.example_rows)
+            message = (
+                f"{file_name}: {check.unreadable} of {check.filled} {check.problem} in column "
+                f'"{column}" ({spec.name}), e.g. rows {where}'
+            )
+            severe = spec.required and check.unreadable_share > 1 - REQUIRED_SHARE
+            (report.errors if severe else report.warnings).append(message)
+    return report
+
+
+def _blank_row(role: Role) -> str:
+    """Rows that carry nothing but line-item detail (continuation rows of an order)."""
+    if role is Role.ORDERS:
+        return "order_amount_raw IS NULL"
+    return "false"
+
+
+def _unreadable(
+    con: duckdb.DuckDBPyConnection,
+    table: str,
+    field_name: str,
+    bad: str,
+    filled: str,
+    column: str,
+) -> FieldCheck:
+    row = con.execute(
+        f"SELECT count(*) FILTER (WHERE {filled}), count(*) FILTER (WHERE {bad}), "
+        f"list(rowid + 1 ORDER BY rowid) FILTER (WHERE {bad})[1:5] FROM {table}"
+    ).fetchone()
+    assert row is not None
+    return FieldCheck(field_name, column, int(row[0]), int(row[1]), list(row[2] or []))
+
+
+def merge(first: ValidationReport, second: ValidationReport) -> ValidationReport:
+    """One report for both files."""
+    return ValidationReport(
+        rows={**first.rows, **second.rows},
+        checks=[*first.checks, *second.checks],
+        errors=[*first.errors, *second.errors],
+        warnings=[*first.warnings, *second.warnings],
+    )

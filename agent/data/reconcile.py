@@ -1,0 +1,494 @@
+"""The reconciliation engine: orders against captured payments, in DuckDB, with evidence.
+
+Each unit (an order, or a payment) gets at most one category, the first that applies in
+`policy.CATEGORY_ORDER`; legitimate cases (captures that add up, differences within tolerance,
+failed attempts, normal refunds, voided orders without payment) are not findings. Every finding
+carries its evidence: the file, the 1-based data rows and the ids, expected against actual.
+Findings stay in DuckDB (table `findings`) so that a million-row run costs no Python objects;
+`findings()` and `evidence()` turn the few that a person looks at into values.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import duckdb
+from pydantic import BaseModel, ConfigDict
+
+from agent.data.normalize import (
+    ValidationReport,
+    load_dataset,
+    merge,
+    reference_tokens_sql,
+    validate,
+)
+from agent.data.policy import CATEGORY_ORDER, Policy
+from agent.data.profile import normalize_key
+from agent.data.schema import Mapping, Role
+
+MEMORY_LIMIT = "700MB"
+
+
+class Evidence(BaseModel):
+    """Where a finding is seen: a file, its 1-based data rows and the ids on them."""
+
+    model_config = ConfigDict(frozen=True)
+
+    file: str
+    rows: list[int]
+    ids: list[str]
+
+
+class Finding(BaseModel):
+    """One exception: its category, the amounts expected and found, and the evidence."""
+
+    model_config = ConfigDict(frozen=True)
+
+    category: str
+    order_ids: list[str]
+    payment_ids: list[str]
+    currency: str | None
+    expected: str | None
+    actual: str | None
+    evidence: list[Evidence]
+
+
+class CategoryTotal(BaseModel):
+    """How many findings of one category, and the money they concern per currency."""
+
+    model_config = ConfigDict(frozen=True)
+
+    category: str
+    count: int
+    difference_by_currency: dict[str, str]
+
+
+class CurrencyTotals(BaseModel):
+    """Totals of one currency: all orders, all captures, and those that matched cleanly."""
+
+    model_config = ConfigDict(frozen=True)
+
+    currency: str
+    orders: int
+    order_total: str
+    captures: int
+    captured_total: str
+    matched_orders: int
+    matched_total: str
+
+
+class Summary(BaseModel):
+    """The outcome of a reconciliation in numbers."""
+
+    model_config = ConfigDict(frozen=True)
+
+    policy_version: str
+    orders: int
+    order_rows: int
+    payments: int
+    payment_rows: int
+    failed_attempts: int
+    unreadable_orders: list[int]
+    unreadable_payments: list[int]
+    counts: dict[str, int]
+    categories: list[CategoryTotal]
+    currencies: list[CurrencyTotals]
+
+    @property
+    def total_findings(self) -> int:
+        """All findings, every category."""
+        return sum(self.counts.values())
+
+
+def connect(threads: int | None = None) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB connection set up for reconciling: UTC, bounded memory."""
+    con = duckdb.connect(config={"memory_limit": MEMORY_LIMIT})
+    con.execute("SET TimeZone = 'UTC'")
+    if threads:
+        con.execute(f"SET threads = {int(threads)}")
+    return con
+
+
+class Reconciliation:
+    """A finished reconciliation of two files under one mapping and policy."""
+
+    def __init__(
+        self, con: duckdb.DuckDBPyConnection, files: dict[Role, str], policy: Policy
+    ) -> None:
+        self._con = con
+        self.files = files
+        self.policy = policy
+
+    def summary(self) -> Summary:
+        """Counts and amounts per category, and matched totals per currency and side."""
+        con = self._con
+        counts = dict.fromkeys(CATEGORY_ORDER, 0)
+        diffs: dict[str, dict[str, str]] = {c: {} for c in CATEGORY_ORDER}
+        for category, currency, count, diff in con.execute(
+            "SELECT category, currency, count(*), fmt_minor(sum(abs(coalesce(actual, 0) - "
+            "coalesce(expected, 0))), any_value(exponent)) FROM findings GROUP BY ALL"
+        ).fetchall():
+            counts[category] += count
+            if currency is not None and diff is not None:
+                diffs[category][currency] = diff
+        currencies = [
+            CurrencyTotals(
+                currency=row[0],
+                orders=row[1],
+                order_total=row[2],
+                captures=row[3],
+                captured_total=row[4],
+                matched_orders=row[5],
+                matched_total=row[6],
+            )
+            for row in con.execute(_CURRENCY_TOTALS).fetchall()
+        ]
+        failed = _in(self.policy.failed_payment_statuses)
+        stats = con.execute(_STATS.format(failed=failed)).fetchone()
+        assert stats is not None
+        return Summary(
+            policy_version=self.policy.version,
+            orders=stats[0],
+            order_rows=stats[1],
+            payments=stats[2],
+            payment_rows=stats[3],
+            failed_attempts=stats[4],
+            unreadable_orders=list(stats[5] or []),
+            unreadable_payments=list(stats[6] or []),
+            counts=counts,
+            categories=[
+                CategoryTotal(category=c, count=counts[c], difference_by_currency=diffs[c])
+                for c in CATEGORY_ORDER
+            ],
+            currencies=currencies,
+        )
+
+    def findings(self, category: str | None = None, limit: int | None = 50) -> list[Finding]:
+        """Findings in category order then file order; `limit=None` for all of them."""
+        where = "WHERE category = ?" if category else ""
+        params: list[Any] = [category] if category else []
+        clause = f"LIMIT {int(limit)}" if limit is not None else ""
+        return self._fetch(f"{where} ORDER BY category_rank, sort_row {clause}", params)
+
+    def evidence(self, identifier: str) -> list[Finding]:
+        """The findings that concern an order id or a payment id (`#1042`, `1042`, `ch_…`)."""
+        key = normalize_key(identifier)
+        return self._fetch(
+            "WHERE list_contains(order_keys, ?) OR list_contains(payment_keys, ?) "
+            "ORDER BY category_rank, sort_row",
+            [key, key],
+        )
+
+    def export_csv(self, path: Path) -> int:
+        """Write every finding to a CSV file for spreadsheets; returns the number written.
+
+        Cells that come from the uploaded files are neutralised so that a spreadsheet never
+        runs them as formulas (a leading `= + - @`, tab or carriage return gets a `'`).
+        """
+        self._con.execute(
+            f"COPY ({_EXPORT}) TO '{str(path).replace(chr(39), chr(39) * 2)}' "
+            "(HEADER, DELIMITER ',')"
+        )
+        row = self._con.execute("SELECT count(*) FROM findings").fetchone()
+        return int(row[0]) if row else 0
+
+    def _fetch(self, tail: str, params: list[Any]) -> list[Finding]:
+        rows = self._con.execute(
+            "SELECT category, order_ids, payment_ids, currency, fmt_minor(expected, exponent), "
+            f"fmt_minor(actual, exponent), order_rows, payment_rows FROM findings {tail}",
+            params,
+        ).fetchall()
+        found = []
+        for category, order_ids, payment_ids, currency, expected, actual, o_rows, p_rows in rows:
+            evidence = []
+            if o_rows:
+                evidence.append(
+                    Evidence(file=self.files[Role.ORDERS], rows=o_rows, ids=order_ids or [])
+                )
+            if p_rows:
+                evidence.append(
+                    Evidence(file=self.files[Role.PAYMENTS], rows=p_rows, ids=payment_ids or [])
+                )
+            found.append(
+                Finding(
+                    category=category,
+                    order_ids=order_ids or [],
+                    payment_ids=payment_ids or [],
+                    currency=currency,
+                    expected=expected,
+                    actual=actual,
+                    evidence=evidence,
+                )
+            )
+        return found
+
+
+def load_and_validate(
+    con: duckdb.DuckDBPyConnection,
+    files: dict[Role, tuple[Path, str]],
+    mapping: Mapping,
+    workdir: Path | None = None,
+) -> ValidationReport:
+    """Read both files into `con` under `mapping` and check every mapped field on every row."""
+    reports = []
+    for role in Role:
+        path, name = files[role]
+        load_dataset(con, role, path, name, mapping.for_role(role), workdir, keep_raw=True)
+        reports.append(validate(con, role, name, mapping.for_role(role)))
+    return merge(reports[0], reports[1])
+
+
+def reconcile(
+    files: dict[Role, tuple[Path, str]],
+    mapping: Mapping,
+    policy: Policy,
+    *,
+    con: duckdb.DuckDBPyConnection | None = None,
+    workdir: Path | None = None,
+) -> Reconciliation:
+    """Reconcile the orders file against the payments file, read exactly as `mapping` says.
+
+    `files` maps each role to (path on disk, the uploader's file name). Raises the typed input
+    errors of `ingest` for a file that cannot be read as approved.
+    """
+    con = con or connect()
+    with tempfile.TemporaryDirectory(dir=workdir) as scratch:
+        for role in Role:
+            path, name = files[role]
+            load_dataset(con, role, path, name, mapping.for_role(role), Path(scratch))
+    run_engine(con, mapping, policy)
+    return Reconciliation(con, {role: files[role][1] for role in Role}, policy)
+
+
+def _in(values: tuple[str, ...]) -> str:
+    return "(" + ", ".join("'" + v.replace("'", "''") + "'" for v in values) + ")"
+
+
+def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy) -> None:
+    """Build the `findings` table from the loaded `orders_rows` and `payments_rows` tables."""
+    tol = int(policy.amount_tolerance_minor)
+    failed = _in(policy.failed_payment_statuses)
+    refunded = _in(policy.refunded_payment_statuses)
+    voided = _in(policy.voided_order_statuses)
+    rank = " ".join(f"WHEN '{c}' THEN {i}" for i, c in enumerate(CATEGORY_ORDER))
+    before = f"INTERVAL {int(policy.window_hours_before)} HOUR"
+    after = f"INTERVAL {int(policy.window_days_after)} DAY"
+    script = f"""
+    SET preserve_insertion_order = false;
+    CREATE OR REPLACE MACRO fmt_minor(m, x) AS CASE WHEN m IS NULL OR x IS NULL THEN NULL
+        WHEN x = 0 THEN CAST(m AS VARCHAR)
+        ELSE (CASE WHEN m < 0 THEN '-' ELSE '' END)
+             || CAST(abs(m) // CAST(10 ** x AS BIGINT) AS VARCHAR) || '.'
+             || lpad(CAST(abs(m) % CAST(10 ** x AS BIGINT) AS VARCHAR), x, '0') END;
+
+    -- Orders: one per key, read from its first data row (line-item rows collapse into it).
+    CREATE OR REPLACE TEMP TABLE order_first AS
+    SELECT min(rowid) AS r FROM orders_rows WHERE order_key <> '' GROUP BY order_key;
+
+    CREATE OR REPLACE TEMP TABLE orders AS
+    SELECT rowid AS r, rowid + 1 AS row, order_key, order_id, currency_code AS currency,
+           exponent, amount_minor, order_date, order_status
+    FROM orders_rows WHERE rowid IN (SELECT r FROM order_first);
+
+    -- Payments: failed attempts left out; repeated rows of one payment id counted once.
+    CREATE OR REPLACE TEMP TABLE repeated_ids AS
+    SELECT payment_id FROM payments_rows
+    WHERE payment_id IS NOT NULL
+      AND (payment_status IS NULL OR payment_status NOT IN {failed})
+    GROUP BY 1 HAVING count(*) > 1;
+
+    CREATE OR REPLACE TEMP TABLE payment_copies AS
+    SELECT min(rowid) AS r, list(rowid + 1 ORDER BY rowid) AS rows
+    FROM payments_rows
+    WHERE payment_id IN (SELECT payment_id FROM repeated_ids)
+      AND (payment_status IS NULL OR payment_status NOT IN {failed})
+    GROUP BY payment_id;
+
+    CREATE OR REPLACE TEMP TABLE payments AS
+    SELECT rowid AS r, rowid + 1 AS row, payment_id, order_id AS ref, ref_key, refs,
+           currency_code AS currency, exponent, amount_minor, refunded_minor, captured_at,
+           payment_status IN {refunded} AS refunded_status
+    FROM payments_rows
+    WHERE (payment_status IS NULL OR payment_status NOT IN {failed})
+      AND rowid NOT IN (SELECT unnest(rows[2:]) - 1 FROM payment_copies);
+
+    CREATE OR REPLACE TEMP TABLE multi_links AS
+    SELECT p.r AS payment_r, o.r AS order_r, o.row, o.order_id, o.order_key, o.amount_minor
+    FROM (SELECT r, unnest({reference_tokens_sql('ref')}) AS token FROM payments WHERE refs > 1) p
+    JOIN orders o ON o.order_key = p.token;
+
+    -- What the payments naming exactly one order add up to, per reference. Most references
+    -- have one payment: only the others are aggregated.
+    CREATE OR REPLACE TEMP TABLE shared_references AS
+    SELECT ref_key FROM payments WHERE refs = 1 AND amount_minor IS NOT NULL
+    GROUP BY 1 HAVING count(*) > 1;
+
+    CREATE OR REPLACE TEMP TABLE by_reference AS
+    SELECT ref_key, 1 AS n, amount_minor AS captured, refunded_minor AS refunded,
+           currency AS currency_low, currency AS currency_high, captured_at AS first_capture,
+           captured_at AS last_capture, amount_minor AS smallest, amount_minor AS largest,
+           refunded_minor >= amount_minor OR refunded_status AS all_refunded,
+           refunded_status AS any_refunded
+    FROM payments
+    WHERE refs = 1 AND amount_minor IS NOT NULL
+      AND ref_key NOT IN (SELECT ref_key FROM shared_references)
+    UNION ALL
+    SELECT ref_key, count(*), sum(amount_minor), sum(refunded_minor), min(currency),
+           max(currency), min(captured_at), max(captured_at), min(amount_minor),
+           max(amount_minor), bool_and(refunded_minor >= amount_minor OR refunded_status),
+           bool_or(refunded_status)
+    FROM payments
+    WHERE refs = 1 AND amount_minor IS NOT NULL
+      AND ref_key IN (SELECT ref_key FROM shared_references)
+    GROUP BY 1;
+
+    -- Classification of every order: the first category that applies (CATEGORY_ORDER).
+    -- References that name no order come out of the same join (order columns NULL).
+    CREATE OR REPLACE TEMP TABLE order_findings AS
+    SELECT o.r, o.currency, o.exponent, o.amount_minor, b.n, b.captured,
+           CASE WHEN o.r IS NULL THEN b.ref_key END AS orphan_key,
+      CASE
+        WHEN o.r IS NULL THEN 'orphan'
+        WHEN o.amount_minor IS NULL THEN NULL
+        WHEN b.n IS NULL THEN
+            CASE WHEN o.order_status IN {voided} THEN NULL ELSE 'order_without_capture' END
+        WHEN b.currency_low IS DISTINCT FROM o.currency
+          OR b.currency_high IS DISTINCT FROM o.currency THEN 'currency_mismatch'
+        WHEN (o.order_status IN {voided} AND b.captured - b.refunded > {tol})
+          OR (o.order_status IN {_in(policy.refunded_order_statuses)}
+              AND b.refunded = 0 AND NOT b.any_refunded)
+          OR (b.all_refunded AND o.order_status IN {_in(policy.paid_order_statuses)})
+          THEN 'status_mismatch'
+        WHEN b.n >= 2 AND b.captured > o.amount_minor + {tol}
+             AND (abs(b.smallest - o.amount_minor) <= {tol}
+                  OR abs(b.largest - o.amount_minor) <= {tol} OR b.n >= 3)
+          THEN 'duplicate_capture?'
+        WHEN abs(b.captured - o.amount_minor) <= {tol} THEN
+            CASE WHEN b.first_capture < o.order_date - {before}
+                   OR b.last_capture > o.order_date + {after}
+                 THEN 'capture_outside_window' END
+        WHEN b.n = 1 THEN 'amount_mismatch'
+        WHEN b.captured < o.amount_minor THEN 'partial_capture'
+        ELSE 'over_capture'
+      END AS category
+    FROM orders o FULL OUTER JOIN by_reference b ON b.ref_key = o.order_key;
+
+    -- Orders named by a multi-order payment are reviewed with that payment, not on their own.
+    UPDATE order_findings SET category = NULL
+    WHERE category IS NOT NULL AND r IN (SELECT order_r FROM multi_links);
+
+    -- With three or more captures, whether a single one covers the order needs each capture.
+    UPDATE order_findings SET category = CASE WHEN r IN (
+            SELECT f.r FROM order_findings f JOIN orders o USING (r)
+            JOIN payments p ON p.ref_key = o.order_key
+            WHERE f.category = 'duplicate_capture?' AND p.refs = 1
+              AND abs(p.amount_minor - o.amount_minor) <= {tol})
+        THEN 'duplicate_capture'
+        WHEN captured < amount_minor THEN 'partial_capture' ELSE 'over_capture' END
+    WHERE category = 'duplicate_capture?';
+
+    CREATE OR REPLACE TEMP TABLE flagged_orders AS
+    SELECT f.r, f.category, f.n, f.captured, o.row, o.order_id, o.order_key, o.currency,
+           o.exponent, o.amount_minor
+    FROM order_findings f JOIN orders o USING (r)
+    WHERE f.category IS NOT NULL AND f.category <> 'orphan';
+
+    CREATE OR REPLACE TEMP TABLE finding_payments AS
+    SELECT p.ref_key AS order_key, list(p.payment_id ORDER BY p.row) AS payment_ids,
+           flatten(list(coalesce(c.rows, [p.row]) ORDER BY p.row)) AS payment_rows
+    FROM payments p LEFT JOIN payment_copies c ON c.r = p.r
+    WHERE p.refs = 1 AND p.ref_key IN (SELECT order_key FROM flagged_orders)
+    GROUP BY 1;
+
+    CREATE OR REPLACE TEMP TABLE orphan_payments AS
+    SELECT p.r FROM payments p
+    WHERE p.refs = 1
+      AND p.ref_key IN (SELECT orphan_key FROM order_findings WHERE category = 'orphan');
+
+    CREATE OR REPLACE TEMP TABLE payment_findings AS
+    SELECT r FROM payments WHERE refs <> 1 AND amount_minor IS NOT NULL
+    UNION SELECT r FROM payment_copies
+    UNION SELECT r FROM orphan_payments;
+
+    CREATE OR REPLACE TEMP TABLE findings AS
+    SELECT category, CASE category {rank} END AS category_rank, sort_row, order_ids, order_keys,
+           order_rows, payment_ids,
+           list_transform(payment_ids, lambda x: lower(x)) AS payment_keys,
+           payment_rows, currency, exponent, expected, actual
+    FROM (
+        SELECT category, row AS sort_row, [order_id] AS order_ids, [order_key] AS order_keys,
+               [row] AS order_rows, coalesce(fp.payment_ids, []) AS payment_ids,
+               coalesce(fp.payment_rows, []) AS payment_rows, currency, exponent,
+               amount_minor AS expected,
+               CASE WHEN category = 'order_without_capture' THEN 0 ELSE captured END AS actual
+        FROM flagged_orders LEFT JOIN finding_payments fp USING (order_key)
+        UNION ALL
+        SELECT CASE
+                 WHEN p.refs > 1 THEN 'multi_order_payment'
+                 WHEN p.refs = 0 OR p.r IN (SELECT r FROM orphan_payments)
+                   THEN 'capture_without_order'
+                 ELSE 'duplicate_payment_row'
+               END,
+               p.row, coalesce(m.order_ids, []), coalesce(m.order_keys, []),
+               coalesce(m.order_rows, []), [p.payment_id], coalesce(pc.rows, [p.row]),
+               p.currency, p.exponent, m.expected, p.amount_minor
+        FROM payments p SEMI JOIN payment_findings pf ON pf.r = p.r
+        LEFT JOIN payment_copies pc ON pc.r = p.r
+        LEFT JOIN (
+            SELECT payment_r, list(order_id ORDER BY row) AS order_ids,
+                   list(order_key ORDER BY row) AS order_keys,
+                   list(row ORDER BY row) AS order_rows, sum(amount_minor) AS expected
+            FROM multi_links GROUP BY 1
+        ) m ON m.payment_r = p.r
+        WHERE p.amount_minor IS NOT NULL
+    );
+    """
+    con.execute(script)
+
+
+_STATS = """
+SELECT (SELECT count(*) FROM orders), (SELECT count(*) FROM orders_rows),
+       (SELECT count(*) FROM payments), (SELECT count(*) FROM payments_rows),
+       (SELECT count(*) FROM payments_rows WHERE payment_status IN {failed}),
+       (SELECT list(row ORDER BY row) FROM orders WHERE amount_minor IS NULL),
+       (SELECT list(row ORDER BY row) FROM payments WHERE amount_minor IS NULL)
+"""
+
+_CURRENCY_TOTALS = """
+WITH o AS (
+    SELECT currency, any_value(exponent) AS exponent, count(*) AS orders,
+           sum(amount_minor) AS total,
+           count(*) FILTER (WHERE category IS NULL AND n IS NOT NULL) AS matched,
+           sum(amount_minor) FILTER (WHERE category IS NULL AND n IS NOT NULL) AS matched_total
+    FROM order_findings WHERE r IS NOT NULL GROUP BY 1
+), p AS (
+    SELECT currency, any_value(exponent) AS exponent, count(*) AS captures,
+           sum(amount_minor) AS total
+    FROM payments GROUP BY 1
+)
+SELECT coalesce(o.currency, p.currency, '?') AS currency, coalesce(o.orders, 0),
+       coalesce(fmt_minor(o.total, coalesce(o.exponent, p.exponent)), '0'),
+       coalesce(p.captures, 0), coalesce(fmt_minor(p.total, coalesce(p.exponent, o.exponent)), '0'),
+       coalesce(o.matched, 0), coalesce(fmt_minor(o.matched_total, o.exponent), '0')
+FROM o FULL OUTER JOIN p USING (currency)
+ORDER BY 1
+"""
+
+_NEUTRAL = (
+    "CASE WHEN regexp_matches({0}, '^[=+\\-@\\t\\r]') THEN '''' || {0} ELSE {0} END"
+)
+
+_EXPORT = f"""
+SELECT category,
+       {_NEUTRAL.format("array_to_string(order_ids, '; ')")} AS order_ids,
+       array_to_string(order_rows, ' ') AS orders_rows,
+       {_NEUTRAL.format("array_to_string(payment_ids, '; ')")} AS payment_ids,
+       array_to_string(payment_rows, ' ') AS payments_rows,
+       {_NEUTRAL.format("coalesce(currency, '')")} AS currency,
+       fmt_minor(expected, exponent) AS expected,
+       fmt_minor(actual, exponent) AS actual,
+       fmt_minor(actual - expected, exponent) AS difference
+FROM findings ORDER BY category_rank, sort_row
+"""
