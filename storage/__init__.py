@@ -1,1 +1,1 @@
-"""storage"""
+"""Storage adapters (database and blob stores); arrives with the workflow issue."""

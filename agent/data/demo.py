@@ -11,6 +11,7 @@ test oracle and a benchmark input.
 from __future__ import annotations
 
 import csv
+import itertools
 import json
 import random
 from dataclasses import dataclass, field
@@ -52,7 +53,7 @@ _CURRENCIES = [
     ("JPY", 0, 10, 500, 300_000),
     ("KWD", 3, 5, 1_000, 900_000),
 ]
-_OFFSETS = [timezone.utc, timezone(timedelta(hours=2)), timezone(timedelta(hours=-5))]
+_OFFSETS = [UTC, timezone(timedelta(hours=2)), timezone(timedelta(hours=-5))]
 _PRODUCTS = ["Linen shirt", "Wool scarf", "Ceramic mug", "Desk lamp", "Notebook, A5", "Tea set"]
 
 # What happens to an order, with its weight. Findings use the category ids of DESIGN §6;
@@ -104,6 +105,41 @@ class _Writer:
         return f"ch_3Q{self.next_payment:010d}{self.rng.choice('ABCDEFGH')}"
 
 
+@dataclass
+class _Payer:
+    """Writes payments for one order, with that order's defaults."""
+
+    writer: _Writer
+    ref: str
+    exp: int
+    currency: str
+    when: datetime
+    email: str
+
+    def pay(
+        self,
+        amount: int,
+        *,
+        when: datetime | None = None,
+        currency: str | None = None,
+        status: str = "Paid",
+        captured: str = "true",
+        refunded: int = 0,
+    ) -> str:
+        return _write_payment(
+            self.writer,
+            self.ref,
+            amount,
+            self.exp,
+            currency or self.currency,
+            when or self.when,
+            self.email,
+            status=status,
+            captured=captured,
+            refunded=refunded,
+        )
+
+
 def _money(minor: int, exponent: int, *, thousands: bool) -> str:
     sign = "-" if minor < 0 else ""
     whole, frac = divmod(abs(minor), 10**exponent)
@@ -125,14 +161,14 @@ def generate(rows: int, out: Path, seed: int = 7) -> dict[str, object]:
 
     The same `rows` and `seed` always give byte-identical files. Returns the truth document.
     """
-    rng = random.Random(seed)
+    rng = random.Random(seed)  # noqa: S311 - demo data, not secrets
     out.mkdir(parents=True, exist_ok=True)
     writer = _Writer(rng)
     counts = dict.fromkeys(CATEGORY_IDS, 0)
     legit: dict[str, int] = {}
     names = [name for name, _ in _CASES]
-    weights = [weight for _, weight in _CASES]
-    cur_weights = [c[2] for c in _CURRENCIES]
+    case_cum = list(itertools.accumulate(weight for _, weight in _CASES))
+    cur_cum = list(itertools.accumulate(c[2] for c in _CURRENCIES))
     start = datetime(2025, 9, 1, tzinfo=UTC)
     order_number = 1000
     pending_multi: tuple[int, str, int, int, datetime, str] | None = None
@@ -140,8 +176,8 @@ def generate(rows: int, out: Path, seed: int = 7) -> dict[str, object]:
     while produced < rows:
         order_number += 1
         produced += 1
-        case = rng.choices(names, weights)[0]
-        code, exp, _, low, high = rng.choices(_CURRENCIES, cur_weights)[0]
+        case = rng.choices(names, cum_weights=case_cum)[0]
+        code, exp, _, low, high = rng.choices(_CURRENCIES, cum_weights=cur_cum)[0]
         if case == "multi_order_payment" and pending_multi is not None and pending_multi[1] != code:
             case = "ok_single"
         total = rng.randint(low, high)
@@ -154,8 +190,7 @@ def generate(rows: int, out: Path, seed: int = 7) -> dict[str, object]:
         paid_at = created + timedelta(minutes=rng.randint(1, 2 * 24 * 60))
         ref = _reference(rng, order_number)
 
-        def pay(amount: int, *, when: datetime = paid_at, currency: str = code, **kw: str) -> str:
-            return _write_payment(writer, ref, amount, exp, currency, when, email, **kw)
+        pay = _Payer(writer, ref, exp, code, paid_at, email).pay
 
         if case in ("ok_single", "status_mismatch"):
             pay(total)
@@ -241,10 +276,14 @@ def _write_order(
     local = created.astimezone(rng.choice(_OFFSETS))
     shipping = min(total // 10, 10 ** (exp + 1))
     subtotal = total - shipping
-    items = 1 if rng.random() < 0.7 else rng.randint(2, 3)
+    items = 1 if rng.random() < 0.8 else rng.randint(2, 3)
     order_id = str(5_100_000_000_000 + number * 7)
     for index in range(items):
-        item = [str(rng.randint(1, 3)), rng.choice(_PRODUCTS), _money(subtotal // items, exp, thousands=False)]
+        item = [
+            str(rng.randint(1, 3)),
+            rng.choice(_PRODUCTS),
+            _money(subtotal // items, exp, thousands=False),
+        ]
         if index == 0:
             writer.orders.append(
                 [

@@ -140,13 +140,21 @@ def sql_amount(column: str, fmt: NumberFormat) -> str:
         f"CASE WHEN regexp_full_match({core}, '{pattern}') THEN "
         f"(CASE WHEN {negative} THEN -{value} ELSE {value} END) END"
     )
-    # Signed numbers with separators and nothing else need one expression, not three.
+    # Signed numbers with separators and nothing else need one expression, not three; plain
+    # numbers with a decimal point need none (DuckDB's cast reads them exactly).
     signed = "^-?" + pattern[1:]
     simple = digits.replace(core, column)
+    fast = ""
+    if fmt.decimal == ".":
+        fast = (
+            f"WHEN TRY_CAST({column} AS {SQL_DECIMAL}) IS NOT NULL "
+            f"THEN TRY_CAST({column} AS {SQL_DECIMAL}) "
+        )
     return (
-        f"(CASE WHEN regexp_full_match({column}, '{signed}') "
+        f"(CASE {fast}WHEN regexp_full_match({column}, '{signed}') "
         f"THEN TRY_CAST({simple} AS {SQL_DECIMAL}) ELSE {general} END)"
     )
+
 
 # --- timestamps -------------------------------------------------------------------------------
 
@@ -194,7 +202,7 @@ def _hits(pattern: str, values: Sequence[str]) -> int:
     hits = 0
     for value in values:
         try:
-            datetime.strptime(value, pattern)  # noqa: DTZ007 - the zone is applied later
+            datetime.strptime(value, pattern)
         except ValueError:
             continue
         hits += 1

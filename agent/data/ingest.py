@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import codecs
 import csv
+import hashlib
 import io
 import re
 from collections.abc import Iterator
@@ -108,9 +109,7 @@ def inspect_csv(path: Path, file_name: str, *, max_bytes: int) -> CsvSample:
         rows.append(record)
     if not rows:
         if complete:
-            raise HeaderOnlyError(
-                "the file has a header row but no data rows", file_name=file_name
-            )
+            raise HeaderOnlyError("the file has a header row but no data rows", file_name=file_name)
         raise CellTooLargeError(
             "the first data row is larger than the size this reader accepts; "
             "check for a quote that is never closed",
@@ -236,9 +235,7 @@ def _decode_head(
     return "cp1252", text, ("not UTF-8: read as Windows-1252",)
 
 
-def _sniff(
-    text: str, file_name: str, *, complete: bool
-) -> tuple[str, int, list[list[str]], int]:
+def _sniff(text: str, file_name: str, *, complete: bool) -> tuple[str, int, list[list[str]], int]:
     """Pick the delimiter and the header record: the first record from which widths agree."""
     best: tuple[tuple[int, int, int], str, int, list[list[str]], list[int]] | None = None
     for delimiter in DELIMITERS:
@@ -346,3 +343,12 @@ def fallback_to_cp1252(layout: CsvLayout) -> CsvLayout:
     return replace(
         layout, encoding="cp1252", notes=(*layout.notes, "not UTF-8: read as Windows-1252")
     )
+
+
+def file_digest(path: Path) -> str:
+    """`sha256:` + the hex sha256 of the file's bytes, read in one streaming pass."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return "sha256:" + digest.hexdigest()

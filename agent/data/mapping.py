@@ -285,7 +285,11 @@ def _apply_key_overlap(
         for c in order_keys
     }
     token_lists = {
-        c.column: [t for t in (reference_tokens(v) for v in _column_values(samples[Role.PAYMENTS], c.column)) if t]
+        c.column: [
+            t
+            for t in (reference_tokens(v) for v in _column_values(samples[Role.PAYMENTS], c.column))
+            if t
+        ]
         for c in refs
     }
     overlap: dict[tuple[str, str], float] = {}
@@ -354,7 +358,7 @@ def _dataset_proposal(
                 reason = best.reason
             column = best.column
             used.add(column)
-        elif spec.required and not (spec.kind == "currency"):
+        elif spec.required and spec.kind != "currency":
             hint = [c.column for c in found[:3]]
             clarifications.append(
                 Clarification(
@@ -375,7 +379,9 @@ def _dataset_proposal(
                 confidence=confidence,
                 reason=reason,
                 alternatives=[
-                    Candidate(column=c.column, confidence=round(min(1.0, c.score), 2), reason=c.reason)
+                    Candidate(
+                        column=c.column, confidence=round(min(1.0, c.score), 2), reason=c.reason
+                    )
                     for c in found
                     if c.column != column
                 ][:3],
@@ -516,13 +522,17 @@ def _matched_amounts(
     o_fmt = NumberFormat(o_reading.decimal, o_reading.thousands)
     p_fmt = NumberFormat(p_reading.decimal, p_reading.thousands)
     o_sample, p_sample = samples[Role.ORDERS], samples[Role.PAYMENTS]
-    index = {name: o_sample.layout.columns.index(col) for name, col in columns.items() if name in ("key", "amount", "ccy") and col}
+    index = {
+        name: o_sample.layout.columns.index(col)
+        for name, col in columns.items()
+        if name in ("key", "amount", "ccy") and col
+    }
     by_key: dict[str, tuple[float, int]] = {}
     for row in o_sample.rows:
-        amount = parse_number(row[index["amount"]], o_fmt)
+        total = parse_number(row[index["amount"]], o_fmt)
         exponent = CURRENCY_EXPONENTS.get(row[index["ccy"]].strip().upper())
-        if amount is not None and amount != 0 and exponent is not None:
-            by_key.setdefault(normalize_key(row[index["key"]]), (float(amount), exponent))
+        if total is not None and total != 0 and exponent is not None:
+            by_key.setdefault(normalize_key(row[index["key"]]), (float(total), exponent))
     ref_at = p_sample.layout.columns.index(str(columns["ref"]))
     paid_at = p_sample.layout.columns.index(str(columns["paid"]))
     pairs = []
@@ -530,6 +540,6 @@ def _matched_amounts(
         tokens = reference_tokens(row[ref_at])
         paid = parse_number(row[paid_at], p_fmt)
         if len(tokens) == 1 and tokens[0] in by_key and paid:
-            amount, exponent = by_key[tokens[0]]
-            pairs.append((amount, float(paid), exponent))
+            order_total, exponent = by_key[tokens[0]]
+            pairs.append((order_total, float(paid), exponent))
     return pairs

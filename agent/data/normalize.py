@@ -15,8 +15,22 @@ from pathlib import Path
 import duckdb
 
 from agent.data.currency import CURRENCY_EXPONENTS
-from agent.data.formats import SQL_DECIMAL, NumberFormat, TimestampFormat, known_currency_sql, sql_amount, sql_timestamp
-from agent.data.ingest import CsvLayout, diagnose, fallback_to_cp1252, layout_from_options, read_csv_sql, utf8_copy
+from agent.data.formats import (
+    SQL_DECIMAL,
+    NumberFormat,
+    TimestampFormat,
+    known_currency_sql,
+    sql_amount,
+    sql_timestamp,
+)
+from agent.data.ingest import (
+    CsvLayout,
+    diagnose,
+    fallback_to_cp1252,
+    layout_from_options,
+    read_csv_sql,
+    utf8_copy,
+)
 from agent.data.schema import SCHEMA, DatasetMapping, Role
 from agent.errors import HeaderOnlyError, UnknownColumnError
 
@@ -117,8 +131,8 @@ def _select_list(role: Role, layout: CsvLayout, mapping: DatasetMapping, *, keep
             if stamp is None:
                 parts.append(f"NULL::TIMESTAMPTZ AS {spec.name}")
             else:
-                fmt = TimestampFormat(stamp.pattern, stamp.timezone)
-                parts.append(f"{sql_timestamp(text, fmt)} AS {spec.name}")
+                stamp_format = TimestampFormat(stamp.pattern, stamp.timezone)
+                parts.append(f"{sql_timestamp(text, stamp_format)} AS {spec.name}")
         elif spec.kind == "currency":
             parts.append(f"upper({text}) AS {spec.name}")
         elif spec.kind == "status":
@@ -147,7 +161,7 @@ def key_sql(value: str) -> str:
 
 
 def reference_tokens_sql(value: str) -> str:
-    """A DuckDB expression: the distinct order ids a reference names (`profile.reference_tokens`)."""
+    """A DuckDB expression: the distinct order ids a reference names, as `reference_tokens`."""
     split = f"string_split_regex(coalesce({value}, ''), '[\\s,;|/&+]+')"
     return (
         f"list_distinct(list_filter(list_transform({split}, lambda t: {key_sql('t')}), "
@@ -252,20 +266,37 @@ def validate(
                 report.errors.append(f"{file_name}: no column is mapped to {spec.name}")
             continue
         if spec.kind in ("amount", "timestamp"):
-            check = _unreadable(con, table, spec.name, f"{spec.name}_raw IS NOT NULL AND {spec.name} IS NULL", f"{spec.name}_raw IS NOT NULL", column)
-            check.problem = "values that do not read as " + ("amounts" if spec.kind == "amount" else "timestamps")
+            check = _unreadable(
+                con,
+                table,
+                spec.name,
+                f"{spec.name}_raw IS NOT NULL AND {spec.name} IS NULL",
+                f"{spec.name}_raw IS NOT NULL",
+                column,
+            )
+            check.problem = "values that do not read as " + (
+                "amounts" if spec.kind == "amount" else "timestamps"
+            )
         elif spec.kind == "currency":
             check = _unreadable(
                 con,
                 table,
                 spec.name,
-                f"{spec.name} IS NOT NULL AND {spec.name} NOT IN (SELECT code FROM {known_currency_sql()})",
+                f"{spec.name} IS NOT NULL AND {spec.name} NOT IN "
+                f"(SELECT code FROM {known_currency_sql()})",
                 f"{spec.name} IS NOT NULL",
                 column,
             )
             check.problem = "values that are not ISO 4217 currency codes"
         elif spec.kind == "id" and spec.required:
-            check = _unreadable(con, table, spec.name, f"{spec.name} IS NULL AND NOT ({_blank_row(role)})", "true", column)
+            check = _unreadable(
+                con,
+                table,
+                spec.name,
+                f"{spec.name} IS NULL AND NOT ({_blank_row(role)})",
+                "true",
+                column,
+            )
             check.problem = "rows with an empty id"
         else:
             continue

@@ -28,7 +28,7 @@ from agent.data.policy import CATEGORY_ORDER, Policy
 from agent.data.profile import normalize_key
 from agent.data.schema import Mapping, Role
 
-MEMORY_LIMIT = "700MB"
+MEMORY_LIMIT = "1GB"
 
 
 class Evidence(BaseModel):
@@ -316,7 +316,7 @@ def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy)
 
     CREATE OR REPLACE TEMP TABLE multi_links AS
     SELECT p.r AS payment_r, o.r AS order_r, o.row, o.order_id, o.order_key, o.amount_minor
-    FROM (SELECT r, unnest({reference_tokens_sql('ref')}) AS token FROM payments WHERE refs > 1) p
+    FROM (SELECT r, unnest({reference_tokens_sql("ref")}) AS token FROM payments WHERE refs > 1) p
     JOIN orders o ON o.order_key = p.token;
 
     -- What the payments naming exactly one order add up to, per reference. Most references
@@ -477,7 +477,7 @@ ORDER BY 1
 """
 
 _NEUTRAL = (
-    "CASE WHEN regexp_matches({0}, '^[=+\\-@\\t\\r]') THEN '''' || {0} ELSE {0} END"
+    "CASE WHEN left({0}, 1) IN ('=', '+', '-', '@', chr(9), chr(13)) THEN '''' || {0} ELSE {0} END"
 )
 
 _EXPORT = f"""

@@ -1,0 +1,37 @@
+# Two commands for a fresh machine with Python 3.11+ and make:
+#   make run    reconcile demo data in the terminal on the embedded defaults
+#   make test   lint, format check, type check and the whole test suite
+PYTHON ?= python3
+UV_VERSION := 0.13.9
+UV := .uv/bin/uv
+VENV := .venv
+DEMO := var/demo
+
+.PHONY: run test lint bench clean
+
+$(UV):
+	$(PYTHON) -m venv .uv
+	.uv/bin/pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
+
+$(VENV)/.synced: $(UV) pyproject.toml uv.lock
+	UV_PYTHON=$(PYTHON) $(UV) sync --locked --quiet
+	touch $@
+
+run: $(VENV)/.synced
+	$(VENV)/bin/reconbot demo-data --rows 10000 --out $(DEMO)
+	$(VENV)/bin/reconbot inspect $(DEMO)/orders.csv $(DEMO)/payments.csv --save-mapping $(DEMO)/mapping.json
+	$(VENV)/bin/reconbot reconcile $(DEMO)/orders.csv $(DEMO)/payments.csv --mapping $(DEMO)/mapping.json --export $(DEMO)/exceptions.csv
+
+lint: $(VENV)/.synced
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
+
+test: lint
+	$(VENV)/bin/pytest -q
+
+bench: $(VENV)/.synced
+	$(VENV)/bin/python scripts/benchmark.py
+
+clean:
+	rm -rf .uv $(VENV) var bench-data
