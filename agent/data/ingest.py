@@ -15,9 +15,13 @@ import csv
 import hashlib
 import io
 import re
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import IO
+
+import duckdb
 
 from agent.errors import (
     CellTooLargeError,
@@ -102,6 +106,10 @@ def inspect_csv(path: Path, file_name: str, *, max_bytes: int) -> CsvSample:
     data = records[header_index + 1 :]
     if not complete and data:
         data = data[:-1]  # the last record of a cut-off head may itself be cut off
+    if complete:
+        problem = _first_problem(io.StringIO(text, newline=""), layout)
+        if problem is not None:
+            raise problem
     rows: list[list[str]] = []
     for number, record in enumerate(data[:SAMPLE_ROWS], start=1):
         if len(record) != len(columns):
@@ -150,30 +158,74 @@ def read_csv_sql(path: Path, layout: CsvLayout) -> str:
     )
 
 
+def read_table(
+    con: duckdb.DuckDBPyConnection,
+    table: str,
+    query: str,
+    path: Path,
+    layout: CsvLayout,
+    workdir: Path | None = None,
+) -> CsvLayout:
+    """Create `table` in DuckDB from `query`, whose `{source}` is the whole file read as `layout`.
+
+    Rows keep file order, so data row n is `rowid + 1`. A file whose invalid UTF-8 starts past
+    the sniffed head is read again as Windows-1252 (and says so in the returned layout's notes);
+    any other refusal becomes the typed error of the first bad row (`diagnose`).
+    """
+    con.execute("SET preserve_insertion_order = true")
+    with tempfile.TemporaryDirectory(dir=workdir) as scratch:
+        for attempt in range(2):
+            source = utf8_copy(path, layout, Path(scratch))
+            sql = f"CREATE OR REPLACE TABLE {table} AS " + query.replace(
+                "{source}", read_csv_sql(source, layout)
+            )
+            try:
+                con.execute(sql)
+                break
+            except duckdb.InvalidInputException as error:
+                if attempt == 0 and layout.encoding == "utf-8" and "unicode" in str(error).lower():
+                    layout = fallback_to_cp1252(layout)
+                    continue
+                raise diagnose(source, layout) from None
+    count = con.execute(f"SELECT count(*) FROM {table}").fetchone()
+    if not count or count[0] == 0:
+        raise HeaderOnlyError(
+            "the file has a header row but no data rows", file_name=layout.file_name
+        )
+    return layout
+
+
 def diagnose(path: Path, layout: CsvLayout) -> InputFileError:
     """Find the first structural problem in the whole file, for a read that DuckDB refused.
 
     Streams the file once with Python's csv module and returns (does not raise) the typed error
     for the first bad record, naming its data row.
     """
-    name = layout.file_name
-    csv.field_size_limit(MAX_CELL_BYTES)
     try:
         with path.open("r", encoding=_python_codec(layout.encoding), newline="") as handle:
-            for _ in range(layout.header_line):
-                handle.readline()
-            reader = csv.reader(handle, delimiter=layout.delimiter, strict=True)
-            next(reader, None)
-            row = 0
-            for row, record in _numbered(reader):
-                if len(record) != len(layout.columns):
-                    return _ragged(name, row, len(record), len(layout.columns), layout.delimiter)
+            problem = _first_problem(handle, layout)
     except UnicodeDecodeError:
         return EncodingError(
             f"the file is not valid {layout.encoding} text past its first part; "
             "export it again as UTF-8",
-            file_name=name,
+            file_name=layout.file_name,
         )
+    return problem or NotCsvError("the file could not be read as CSV", file_name=layout.file_name)
+
+
+def _first_problem(handle: IO[str], layout: CsvLayout) -> InputFileError | None:
+    """The typed error of the first record that breaks `layout`, or None if all fit."""
+    name = layout.file_name
+    csv.field_size_limit(MAX_CELL_BYTES)
+    for _ in range(layout.header_line):
+        handle.readline()
+    reader = csv.reader(handle, delimiter=layout.delimiter, strict=True)
+    row = 0
+    try:
+        next(reader, None)
+        for row, record in _numbered(reader):
+            if len(record) != len(layout.columns):
+                return _ragged(name, row, len(record), len(layout.columns), layout.delimiter)
     except csv.Error as error:
         text = str(error)
         if "field larger than field limit" in text:
@@ -190,7 +242,7 @@ def diagnose(path: Path, layout: CsvLayout) -> InputFileError:
                 row=row + 1,
             )
         return NotCsvError(f"the CSV structure is broken ({text})", file_name=name, row=row + 1)
-    return NotCsvError("the file could not be read as CSV", file_name=name)
+    return None
 
 
 def _numbered(reader: Iterator[list[str]]) -> Iterator[tuple[int, list[str]]]:
@@ -235,30 +287,37 @@ def _decode_head(
     return "cp1252", text, ("not UTF-8: read as Windows-1252",)
 
 
-def _sniff(text: str, file_name: str, *, complete: bool) -> tuple[str, int, list[list[str]], int]:
-    """Pick the delimiter and the header record: the first record from which widths agree."""
-    best: tuple[tuple[int, int, int], str, int, list[list[str]], list[int]] | None = None
+def _sniff(
+    text: str, file_name: str, *, complete: bool
+) -> tuple[str, int, list[list[str]], int]:
+    """Pick the delimiter and the header record.
+
+    The table's width is the most common record width (two columns or more) under the
+    delimiter that gives the most records of one width; the header is the first record of that
+    width, and records above it are a preamble (report titles, totals). Rows of another width
+    below the header are ragged rows, reported later with their row numbers.
+    """
+    best: tuple[tuple[int, int], str, int] | None = None
     for delimiter in DELIMITERS:
-        records, lines = _records(text, delimiter, limit=SNIFF_RECORDS)
+        records, _ = _records(text, delimiter, limit=SNIFF_RECORDS)
         usable = records if complete or len(records) < 2 else records[:-1]
         widths = [len(record) for record in usable]
-        for index, width in enumerate(widths):
-            if width < 2:
-                continue
-            rest = widths[index:]
-            agree = sum(1 for w in rest if w == width)
-            if agree * 10 < len(rest) * 9:
-                continue
-            score = (agree, width, -index)
-            if best is None or score > best[0]:
-                best = (score, delimiter, index, records, lines)
-            break
+        counts: dict[int, int] = {}
+        for width in widths:
+            if width >= 2:
+                counts[width] = counts.get(width, 0) + 1
+        if not counts:
+            continue
+        width = max(counts, key=lambda w: (counts[w], w))
+        score = (counts[width], width)
+        if best is None or score > best[0]:
+            best = (score, delimiter, widths.index(width))
     if best is None:
         raise NotCsvError(
             "no columns found: expected values separated by commas, semicolons, tabs or pipes",
             file_name=file_name,
         )
-    _, delimiter, index, _, lines = best
+    _, delimiter, index = best
     records, lines = _records(text, delimiter, limit=SAMPLE_ROWS + index + 2)
     return delimiter, index, records, lines[index]
 

@@ -8,7 +8,6 @@ Amounts become exact integer minor units of each row's currency.
 
 from __future__ import annotations
 
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,16 +24,16 @@ from agent.data.formats import (
 )
 from agent.data.ingest import (
     CsvLayout,
-    diagnose,
-    fallback_to_cp1252,
     layout_from_options,
-    read_csv_sql,
-    utf8_copy,
+    read_table,
 )
 from agent.data.schema import SCHEMA, DatasetMapping, Role
-from agent.errors import HeaderOnlyError, UnknownColumnError
+from agent.errors import UnknownColumnError
 
 REQUIRED_SHARE = 0.99
+
+
+SOURCE = "{source}"
 
 
 def table_name(role: Role) -> str:
@@ -77,27 +76,8 @@ def load_dataset(
     if role is Role.PAYMENTS:
         hidden.append("several_refs")
     star = f"* EXCLUDE ({', '.join(hidden)})" if hidden else "*"
-    con.execute("SET preserve_insertion_order = true")
-    with tempfile.TemporaryDirectory(dir=workdir) as scratch:
-        for attempt in range(2):
-            source = utf8_copy(path, layout, Path(scratch))
-            sql = (
-                f"CREATE OR REPLACE TABLE {table_name(role)} AS SELECT {star}, {second} "
-                f"FROM (SELECT *, {first} FROM (SELECT {select} "
-                f"FROM {read_csv_sql(source, layout)}))"
-            )
-            try:
-                con.execute(sql)
-                break
-            except duckdb.InvalidInputException as error:
-                if attempt == 0 and layout.encoding == "utf-8" and "unicode" in str(error).lower():
-                    layout = fallback_to_cp1252(layout)
-                    continue
-                raise diagnose(source, layout) from None
-    count = con.execute(f"SELECT count(*) FROM {table_name(role)}").fetchone()
-    if not count or count[0] == 0:
-        raise HeaderOnlyError("the file has a header row but no data rows", file_name=file_name)
-    return layout
+    query = f"SELECT {star}, {second} FROM (SELECT *, {first} FROM (SELECT {select} FROM {SOURCE}))"
+    return read_table(con, table_name(role), query, path, layout, workdir)
 
 
 def _select_list(role: Role, layout: CsvLayout, mapping: DatasetMapping, *, keep_raw: bool) -> str:

@@ -1,0 +1,112 @@
+"""Number and timestamp formats: decided per column, exact, and the same in Python and SQL."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from decimal import Decimal
+
+import duckdb
+import pytest
+
+from agent.data.formats import (
+    NumberFormat,
+    TimestampFormat,
+    detect_number_format,
+    detect_timestamp_format,
+    parse_number,
+    sql_amount,
+    sql_timestamp,
+)
+
+CASES = [
+    (["1,250.00", "12.00"], NumberFormat(".", ","), "1250.00"),
+    (["1.234,56", "12,00"], NumberFormat(",", "."), "1234.56"),
+    (["0,25", "3,10"], NumberFormat(",", ""), "0.25"),
+    (["1'000.00", "12.50"], NumberFormat(".", "'"), "1000.00"),
+    (["-12.50", "3.00"], NumberFormat(".", ""), "-12.50"),
+    (["(12.50)", "3.00"], NumberFormat(".", ""), "-12.50"),
+    (["$1,250.00", "$3.00"], NumberFormat(".", ","), "1250.00"),
+    (["€1.234,56", "€3,00"], NumberFormat(",", "."), "1234.56"),
+    (["EUR 12,00", "EUR 1,50"], NumberFormat(",", ""), "12.00"),
+    (["12.00 USD", "1.50 USD"], NumberFormat(".", ""), "12.00"),
+    (["1 250,00", "3,50"], NumberFormat(",", " "), "1250.00"),
+]
+
+
+@pytest.mark.parametrize(("values", "expected_format", "first"), CASES)
+def test_number_format_is_decided_per_column_and_read_exactly(
+    values: list[str], expected_format: NumberFormat, first: str
+) -> None:
+    fmt, share = detect_number_format(values)
+    assert fmt is not None
+    assert parse_number(values[0], fmt) == Decimal(first)
+    assert share == 1.0
+    if expected_format.thousands != " ":
+        assert fmt == expected_format
+
+
+@pytest.mark.parametrize(("values", "expected_format", "first"), CASES)
+def test_sql_reading_agrees_with_python_reading(
+    values: list[str], expected_format: NumberFormat, first: str
+) -> None:
+    fmt, _ = detect_number_format(values)
+    assert fmt is not None
+    con = duckdb.connect()
+    for value in values:
+        row = con.execute(f"SELECT {sql_amount('x', fmt)} FROM (SELECT ? AS x)", [value]).fetchone()
+        assert row is not None
+        assert row[0] == parse_number(value, fmt)
+
+
+def test_ambiguous_values_are_decided_by_the_rest_of_the_column() -> None:
+    fmt, _ = detect_number_format(["1,250", "0,75", "12,5"])
+    assert fmt == NumberFormat(",", "")
+    fmt, _ = detect_number_format(["1,250", "2,500.10"])
+    assert fmt == NumberFormat(".", ",")
+
+
+def test_a_semicolon_file_prefers_the_decimal_comma_on_a_tie() -> None:
+    fmt, _ = detect_number_format(["1,250", "2,500"], prefer_decimal_comma=True)
+    assert fmt is not None and fmt.decimal == ","
+
+
+def test_a_value_in_another_format_is_unreadable_not_reguessed() -> None:
+    fmt = NumberFormat(".", ",")
+    assert parse_number("12,50", fmt) is None
+    con = duckdb.connect()
+    row = con.execute(f"SELECT {sql_amount('x', fmt)} FROM (SELECT '12,50' AS x)").fetchone()
+    assert row == (None,)
+
+
+def test_timestamps_with_offsets_are_read_in_utc() -> None:
+    pattern, share, guessed = detect_timestamp_format(["2025-10-07 09:50:26 +0200"])
+    assert pattern == "%Y-%m-%d %H:%M:%S %z" and share == 1.0 and not guessed
+    con = duckdb.connect()
+    con.execute("SET TimeZone = 'UTC'")
+    sql = sql_timestamp("x", TimestampFormat(pattern))
+    row = con.execute(f"SELECT {sql} FROM (SELECT '2025-10-07 09:50:26 +0200' AS x)").fetchone()
+    assert row is not None
+    assert row[0].astimezone(UTC) == datetime(2025, 10, 7, 7, 50, 26, tzinfo=UTC)
+
+
+def test_naive_timestamps_take_the_file_zone() -> None:
+    con = duckdb.connect()
+    con.execute("SET TimeZone = 'UTC'")
+    sql = sql_timestamp("x", TimestampFormat("%Y-%m-%d %H:%M:%S", "Europe/Berlin"))
+    row = con.execute(f"SELECT {sql} FROM (SELECT '2025-10-07 09:50:26' AS x)").fetchone()
+    assert row is not None
+    assert row[0].astimezone(UTC) == datetime(2025, 10, 7, 7, 50, 26, tzinfo=UTC)
+
+
+def test_day_first_and_month_first_are_decided_per_file() -> None:
+    day_first, _, guessed = detect_timestamp_format(["25/10/2025 10:00", "03/11/2025 09:00"])
+    assert day_first == "%d/%m/%Y %H:%M" and not guessed
+    month_first, _, guessed = detect_timestamp_format(["10/25/2025 10:00", "11/03/2025 09:00"])
+    assert month_first == "%m/%d/%Y %H:%M" and not guessed
+    _, _, guessed = detect_timestamp_format(["03/11/2025 09:00", "04/10/2025 09:00"])
+    assert guessed
+
+
+def test_zulu_timestamps_are_utc() -> None:
+    pattern, _, _ = detect_timestamp_format(["2025-10-07T09:50:26Z"])
+    assert pattern is not None and TimestampFormat(pattern).zoned

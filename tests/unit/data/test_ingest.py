@@ -1,0 +1,189 @@
+"""Reading real exports from bytes: encodings, delimiters, preambles, and every malformed file."""
+
+from __future__ import annotations
+
+import codecs
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from agent.data.ingest import CsvLayout, inspect_csv, read_table
+from agent.errors import (
+    CellTooLargeError,
+    DuplicateHeaderError,
+    EmptyFileError,
+    EncodingError,
+    FileTooLargeError,
+    HeaderOnlyError,
+    InputFileError,
+    MissingHeaderError,
+    NotCsvError,
+    RaggedRowsError,
+    UnclosedQuoteError,
+)
+
+MALFORMED = Path(__file__).parents[2] / "fixtures" / "malformed"
+LIMIT = 50 << 20
+
+
+def read_whole(path: Path, name: str | None = None, max_bytes: int = LIMIT) -> CsvLayout:
+    """The full read path: sniff the layout, then read every row with DuckDB."""
+    sample = inspect_csv(path, name or path.name, max_bytes=max_bytes)
+    con = duckdb.connect()
+    return read_table(con, "t", "SELECT * FROM {source}", path, sample.layout)
+
+
+def write(tmp_path: Path, name: str, data: bytes) -> Path:
+    path = tmp_path / name
+    path.write_bytes(data)
+    return path
+
+
+CORPUS = {
+    "empty.csv": (EmptyFileError, None),
+    "blank_lines.csv": (EmptyFileError, None),
+    "header_only.csv": (HeaderOnlyError, None),
+    "header_only_bom_crlf.csv": (HeaderOnlyError, None),
+    "excel_workbook.csv": (NotCsvError, None),
+    "legacy_excel.csv": (NotCsvError, None),
+    "report.csv": (NotCsvError, None),
+    "screenshot.csv": (NotCsvError, None),
+    "compressed.csv": (NotCsvError, None),
+    "binary_blob.csv": (NotCsvError, None),
+    "one_column.csv": (NotCsvError, None),
+    "preamble_only.csv": (NotCsvError, None),
+    "no_header.csv": (MissingHeaderError, None),
+    "duplicate_header.csv": (DuplicateHeaderError, None),
+    "duplicate_header_case.csv": (DuplicateHeaderError, None),
+    "ragged_extra_cell.csv": (RaggedRowsError, 2),
+    "ragged_missing_cell.csv": (RaggedRowsError, 2),
+    "ragged_semicolon.csv": (RaggedRowsError, 2),
+    "unclosed_quote.csv": (UnclosedQuoteError, 2),
+    "not_text.csv": (EncodingError, None),
+    "utf16_without_bom.csv": (NotCsvError, None),
+}
+
+
+def test_the_corpus_has_every_file_listed() -> None:
+    assert sorted(p.name for p in MALFORMED.iterdir()) == sorted(CORPUS)
+    assert len(CORPUS) >= 20
+
+
+@pytest.mark.parametrize("name", sorted(CORPUS))
+def test_each_malformed_file_gives_its_typed_error_naming_the_file(name: str) -> None:
+    error_type, row = CORPUS[name]
+    with pytest.raises(InputFileError) as caught:
+        read_whole(MALFORMED / name, f"upload-{name}")
+    assert type(caught.value) is error_type
+    assert str(caught.value).startswith(f"upload-{name}")
+    assert caught.value.row == row
+    if row is not None:
+        assert f"row {row}" in str(caught.value)
+    assert "Traceback" not in str(caught.value)
+
+
+def test_a_file_over_the_upload_limit_is_refused_before_reading(tmp_path: Path) -> None:
+    path = write(tmp_path, "big.csv", b"a,b\n" + b"1,2\n" * 1000)
+    with pytest.raises(FileTooLargeError, match="over the upload limit"):
+        read_whole(path, max_bytes=1000)
+
+
+def test_a_cell_over_the_limit_names_its_row(tmp_path: Path) -> None:
+    data = b"id,note\n1,ok\n2,\"" + b"x" * (2 << 20) + b'"\n3,ok\n'
+    with pytest.raises(CellTooLargeError) as caught:
+        read_whole(write(tmp_path, "huge.csv", data))
+    assert caught.value.row == 2
+
+
+def test_a_ragged_row_past_the_sample_is_found_by_the_full_read(tmp_path: Path) -> None:
+    rows = [f"{i},{i}.00,USD" for i in range(1, 30_001)]
+    rows[25_000 - 1] = "25000,1,000.00,USD"
+    data = ("order_id,total,currency\n" + "\n".join(rows) + "\n").encode()
+    with pytest.raises(RaggedRowsError) as caught:
+        read_whole(write(tmp_path, "late.csv", data))
+    assert caught.value.row == 25_000
+
+
+ORDERS = "order_id,total,currency\n1001,25.00,USD\n1002,12.50,EUR\n"
+
+
+@pytest.mark.parametrize(
+    ("data", "encoding", "note"),
+    [
+        (ORDERS.encode(), "utf-8", None),
+        (codecs.BOM_UTF8 + ORDERS.encode(), "utf-8", None),
+        (codecs.BOM_UTF16_LE + ORDERS.encode("utf-16-le"), "utf-16", "UTF-16"),
+        (codecs.BOM_UTF16_BE + ORDERS.encode("utf-16-be"), "utf-16", "UTF-16"),
+        (ORDERS.replace("1002", "Café 1002").encode("cp1252"), "cp1252", "Windows-1252"),
+    ],
+)
+def test_encodings_are_read_and_a_fallback_says_so(
+    tmp_path: Path, data: bytes, encoding: str, note: str | None
+) -> None:
+    path = write(tmp_path, "orders.csv", data)
+    sample = inspect_csv(path, "orders.csv", max_bytes=LIMIT)
+    assert sample.layout.encoding == encoding
+    assert sample.layout.columns == ("order_id", "total", "currency")
+    assert (note is None) == (not sample.layout.notes)
+    if note:
+        assert note in sample.layout.notes[0]
+    con = duckdb.connect()
+    read_table(con, "t", "SELECT * FROM {source}", path, sample.layout)
+    assert con.execute("SELECT c0, c1 FROM t ORDER BY rowid").fetchall()[0] == ("1001", "25.00")
+
+
+def test_invalid_utf8_late_in_the_file_falls_back_to_windows_1252(tmp_path: Path) -> None:
+    head = "order_id,total,note\n" + "".join(f"{i},1.00,plain\n" for i in range(400_000))
+    data = head.encode() + "9,1.00,Caf\xe9\n".encode("cp1252")
+    path = write(tmp_path, "late.csv", data)
+    layout = read_whole(path)
+    assert layout.encoding == "cp1252"
+    assert "Windows-1252" in layout.notes[-1]
+
+
+@pytest.mark.parametrize("delimiter", [",", ";", "\t", "|"])
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_delimiters_and_line_endings(tmp_path: Path, delimiter: str, newline: str) -> None:
+    lines = [["id", "amount", "note"], ["ch_1", "1,250.00", 'said "hi"'], ["ch_2", "3", "x"]]
+    text = newline.join(
+        delimiter.join(f'"{c.replace(chr(34), chr(34) * 2)}"' if i else c for i, c in enumerate(r))
+        for r in lines
+    )
+    path = write(tmp_path, "p.csv", (text + newline).encode())
+    sample = inspect_csv(path, "p.csv", max_bytes=LIMIT)
+    assert sample.layout.delimiter == delimiter
+    assert sample.rows[0] == ["ch_1", "1,250.00", 'said "hi"']
+    con = duckdb.connect()
+    read_table(con, "t", "SELECT * FROM {source}", path, sample.layout)
+    assert con.execute("SELECT c2 FROM t WHERE rowid = 0").fetchone() == ('said "hi"',)
+
+
+def test_a_preamble_above_the_header_is_skipped(tmp_path: Path) -> None:
+    data = (
+        b"Payments report\nGenerated 2025-10-07 by Finance\nTotal,1250.00\n\n"
+        b"id,amount,currency,order\nch_1,25.00,usd,#1001\nch_2,12.50,usd,#1002\n"
+    )
+    path = write(tmp_path, "p.csv", data)
+    sample = inspect_csv(path, "p.csv", max_bytes=LIMIT)
+    assert sample.layout.columns == ("id", "amount", "currency", "order")
+    assert sample.layout.header_line == 4
+    con = duckdb.connect()
+    read_table(con, "t", "SELECT * FROM {source}", path, sample.layout)
+    assert con.execute("SELECT rowid + 1, c0 FROM t ORDER BY rowid").fetchall() == [
+        (1, "ch_1"),
+        (2, "ch_2"),
+    ]
+
+
+def test_quoted_newlines_do_not_shift_data_row_numbers(tmp_path: Path) -> None:
+    data = b'id,note\n1,"two\nlines"\n\n2,plain\n3,x\n'
+    path = write(tmp_path, "n.csv", data)
+    sample = inspect_csv(path, "n.csv", max_bytes=LIMIT)
+    con = duckdb.connect()
+    read_table(con, "t", "SELECT * FROM {source}", path, sample.layout)
+    assert con.execute("SELECT rowid + 1, c0 FROM t ORDER BY rowid").fetchall() == [
+        (1, "1"),
+        (2, "2"),
+        (3, "3"),
+    ]
