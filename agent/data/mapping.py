@@ -210,6 +210,10 @@ def _candidates(
         elif by_values > 0:
             found.append(_Scored(profile.name, by_values * fit, why))
     found.sort(key=lambda c: -c.score)
+    by_values = [c for c in found if c.reason == "its values are amounts"]
+    if spec.kind == "amount" and len(by_values) == 1 and len(found) == 1:
+        by_values[0].score = 0.6
+        by_values[0].reason = "the only column whose values are amounts"
     return found
 
 

@@ -90,7 +90,7 @@ def test_a_file_over_the_upload_limit_is_refused_before_reading(tmp_path: Path) 
 
 
 def test_a_cell_over_the_limit_names_its_row(tmp_path: Path) -> None:
-    data = b"id,note\n1,ok\n2,\"" + b"x" * (2 << 20) + b'"\n3,ok\n'
+    data = b'id,note\n1,ok\n2,"' + b"x" * (2 << 20) + b'"\n3,ok\n'
     with pytest.raises(CellTooLargeError) as caught:
         read_whole(write(tmp_path, "huge.csv", data))
     assert caught.value.row == 2

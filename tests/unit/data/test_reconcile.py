@@ -1,0 +1,234 @@
+"""The reconciliation engine: each category, each legitimate case, evidence and export."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from agent.data.ingest import inspect_csv
+from agent.data.mapping import infer_mapping
+from agent.data.policy import CATEGORY_ORDER, Policy
+from agent.data.reconcile import Reconciliation, connect, load_and_validate, reconcile
+from agent.data.schema import AmountReading, DatasetMapping, Mapping, ReadingOptions, Role
+
+ORDERS = [
+    # order_id, total, currency, created_at, status  (the comment is what must come out)
+    ("1001", "100.00", "USD", "2025-10-01 10:00:00 +0000", "paid"),  # ok: single
+    ("1002", "100.00", "USD", "2025-10-01 10:00:00 +0000", "paid"),  # ok: split 60 + 40
+    ("1003", "100.00", "USD", "2025-10-01 10:00:00 +0000", "paid"),  # ok: within tolerance
+    ("1004", "100.00", "USD", "2025-10-01 10:00:00 +0000", "paid"),  # ok: failed, then paid
+    ("1005", "100.00", "USD", "2025-10-01 10:00:00 +0000", "refunded"),  # ok: normal refund
+    ("1006", "100.00", "USD", "2025-10-01 10:00:00 +0000", "voided"),  # ok: voided, unpaid
+    ("1007", "100.00", "USD", "2025-10-01 10:00:00 +0000", "paid"),  # order_without_capture
+    ("1008", "100.00", "USD", "2025-10-01 10:00:00 +0000", "paid"),  # amount_mismatch
+    ("1009", "100.00", "USD", "2025-10-01 10:00:00 +0000", "paid"),  # partial_capture
+    ("1010", "100.00", "USD", "2025-10-01 10:00:00 +0000", "paid"),  # over_capture
+    ("1011", "100.00", "USD", "2025-10-01 10:00:00 +0000", "paid"),  # duplicate_capture
+    ("1012", "100.00", "USD", "2025-10-01 10:00:00 +0000", "paid"),  # currency_mismatch
+    ("1013", "100.00", "USD", "2025-10-01 10:00:00 +0000", "voided"),  # status_mismatch
+    ("1014", "100.00", "USD", "2025-10-01 10:00:00 +0000", "paid"),  # capture_outside_window
+    ("1015", "100.00", "USD", "2025-10-01 10:00:00 +0000", "paid"),  # in multi_order_payment
+    ("1016", "50.00", "USD", "2025-10-01 10:00:00 +0000", "paid"),  # in multi_order_payment
+    ("1017", "100.00", "USD", "2025-10-01 10:00:00 +0000", "paid"),  # ok (row repeated)
+    ("1018", "1500", "JPY", "2025-10-01 10:00:00 +0900", "paid"),  # ok: zero-decimal
+    ("1019", "12.345", "KWD", "2025-10-01 10:00:00 +0300", "paid"),  # ok: three decimals
+    ("1020", "100.00", "USD", "2025-10-01 10:00:00 +0000", "paid"),  # ok: line items
+    ("1020", "", "", "", ""),  # its second line item
+    ("1021", "100.00", "USD", "2025-10-01 10:00:00 +0000", "paid"),  # duplicate (3 captures)
+    ("1022", "100.00", "USD", "2025-10-01 10:00:00 +0000", "refunded"),  # status_mismatch
+]
+PAYMENTS = [
+    # payment_id, order_id, amount, currency, captured_at, status, amount_refunded
+    ("ch_1", "#1001", "100.00", "usd", "2025-10-01 10:05:00", "succeeded", "0.00"),
+    ("ch_2a", "#1002", "60.00", "usd", "2025-10-01 10:05:00", "succeeded", "0.00"),
+    ("ch_2b", " 1002 ", "40.00", "usd", "2025-10-02 10:05:00", "succeeded", "0.00"),
+    ("ch_3", "1003", "100.01", "usd", "2025-10-01 10:05:00", "succeeded", "0.00"),
+    ("ch_4a", "#1004", "100.00", "usd", "2025-10-01 10:01:00", "failed", "0.00"),
+    ("ch_4b", "#1004", "100.00", "usd", "2025-10-01 10:05:00", "succeeded", "0.00"),
+    ("ch_5", "#1005", "100.00", "usd", "2025-10-01 10:05:00", "refunded", "100.00"),
+    ("ch_8", "#1008", "90.00", "usd", "2025-10-01 10:05:00", "succeeded", "0.00"),
+    ("ch_9a", "#1009", "30.00", "usd", "2025-10-01 10:05:00", "succeeded", "0.00"),
+    ("ch_9b", "#1009", "30.00", "usd", "2025-10-02 10:05:00", "succeeded", "0.00"),
+    ("ch_10a", "#1010", "60.00", "usd", "2025-10-01 10:05:00", "succeeded", "0.00"),
+    ("ch_10b", "#1010", "60.00", "usd", "2025-10-01 11:05:00", "succeeded", "0.00"),
+    ("ch_11a", "#1011", "100.00", "usd", "2025-10-01 10:05:00", "succeeded", "0.00"),
+    ("ch_11b", "#1011", "100.00", "usd", "2025-10-01 10:35:00", "succeeded", "0.00"),
+    ("ch_12", "#1012", "100.00", "eur", "2025-10-01 10:05:00", "succeeded", "0.00"),
+    ("ch_13", "#1013", "100.00", "usd", "2025-10-01 10:05:00", "succeeded", "0.00"),
+    ("ch_14", "#1014", "100.00", "usd", "2025-11-15 10:05:00", "succeeded", "0.00"),
+    ("ch_15", "#1015, #1016", "150.00", "usd", "2025-10-01 10:05:00", "succeeded", "0.00"),
+    ("ch_stray", "#9999", "75.00", "usd", "2025-10-01 10:05:00", "succeeded", "0.00"),
+    ("ch_blank", "", "20.00", "usd", "2025-10-01 10:05:00", "succeeded", "0.00"),
+    ("ch_17", "#1017", "100.00", "usd", "2025-10-01 10:05:00", "succeeded", "0.00"),
+    ("ch_17", "#1017", "100.00", "usd", "2025-10-01 10:05:00", "succeeded", "0.00"),
+    ("ch_18", "#1018", "1,500", "jpy", "2025-10-01 01:05:00", "succeeded", "0"),
+    ("ch_19", "#1019", "12.345", "kwd", "2025-10-01 07:05:00", "succeeded", "0.000"),
+    ("ch_20", "#1020", "100.00", "usd", "2025-10-01 10:05:00", "succeeded", "0.00"),
+    ("ch_21a", "#1021", "100.00", "usd", "2025-10-01 10:05:00", "succeeded", "0.00"),
+    ("ch_21b", "#1021", "100.00", "usd", "2025-10-01 10:06:00", "succeeded", "0.00"),
+    ("ch_21c", "#1021", "5.00", "usd", "2025-10-01 10:07:00", "succeeded", "0.00"),
+    ("ch_22", "#1022", "100.00", "usd", "2025-10-01 10:05:00", "succeeded", "0.00"),
+]
+EXPECTED = {
+    "order_without_capture": ["1007"],
+    "amount_mismatch": ["1008"],
+    "partial_capture": ["1009"],
+    "over_capture": ["1010"],
+    "duplicate_capture": ["1011", "1021"],
+    "currency_mismatch": ["1012"],
+    "status_mismatch": ["1013", "1022"],
+    "capture_outside_window": ["1014"],
+    "multi_order_payment": ["ch_15"],
+    "capture_without_order": ["ch_stray", "ch_blank"],
+    "duplicate_payment_row": ["ch_17"],
+}
+
+
+def write(path: Path, header: list[str], rows: list[tuple[str, ...]]) -> Path:
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        out = csv.writer(handle)
+        out.writerow(header)
+        out.writerows(rows)
+    return path
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[Role, tuple[Path, str]]:
+    orders = write(
+        tmp_path / "orders.csv",
+        ["order_id", "total", "currency", "created_at", "status"],
+        ORDERS,
+    )
+    payments = write(
+        tmp_path / "payments.csv",
+        [
+            "payment_id",
+            "order_id",
+            "amount",
+            "currency",
+            "captured_at",
+            "status",
+            "amount_refunded",
+        ],
+        PAYMENTS,
+    )
+    return {Role.ORDERS: (orders, "orders.csv"), Role.PAYMENTS: (payments, "payments.csv")}
+
+
+@pytest.fixture
+def run(files: dict[Role, tuple[Path, str]]) -> Reconciliation:
+    samples = [inspect_csv(p, n, max_bytes=1 << 20) for p, n in files.values()]
+    proposal = infer_mapping(*samples)
+    assert proposal.clarifications == []
+    assert proposal.mapping is not None
+    report = load_and_validate(connect(), files, proposal.mapping)
+    assert report.ok, report.errors
+    return reconcile(files, proposal.mapping, Policy())
+
+
+def test_every_category_and_nothing_else(run: Reconciliation) -> None:
+    found: dict[str, list[str]] = {}
+    payment_units = ("multi_order_payment", "capture_without_order", "duplicate_payment_row")
+    for finding in run.findings(limit=None):
+        ids = finding.payment_ids if finding.category in payment_units else finding.order_ids
+        found.setdefault(finding.category, []).append(ids[0])
+    assert found == EXPECTED
+    assert set(run.summary().counts) == set(CATEGORY_ORDER)
+    assert run.summary().counts == {c: len(EXPECTED.get(c, [])) for c in CATEGORY_ORDER}
+
+
+def test_evidence_names_files_rows_and_ids(run: Reconciliation) -> None:
+    [mismatch] = run.findings("amount_mismatch")
+    assert mismatch.expected == "100.00"
+    assert mismatch.actual == "90.00"
+    assert mismatch.currency == "USD"
+    orders, payments = mismatch.evidence
+    assert (orders.file, orders.rows, orders.ids) == ("orders.csv", [8], ["1008"])
+    assert (payments.file, payments.rows, payments.ids) == ("payments.csv", [8], ["ch_8"])
+    [repeated] = run.findings("duplicate_payment_row")
+    assert repeated.evidence[-1].rows == [21, 22]
+    [multi] = run.findings("multi_order_payment")
+    assert multi.order_ids == ["1015", "1016"]
+    assert multi.expected == multi.actual == "150.00"
+    assert multi.evidence[0].rows == [15, 16]
+
+
+def test_evidence_lookup_by_order_or_payment_id(run: Reconciliation) -> None:
+    assert [f.category for f in run.evidence("#1009")] == ["partial_capture"]
+    assert [f.category for f in run.evidence("CH_STRAY")] == ["capture_without_order"]
+    assert run.evidence("1001") == []
+
+
+def test_money_is_exact_in_each_currency_minor_unit(run: Reconciliation) -> None:
+    totals = {c.currency: c for c in run.summary().currencies}
+    assert totals["JPY"].order_total == "1500"
+    assert totals["JPY"].matched_orders == 1
+    assert totals["KWD"].order_total == "12.345"
+    assert totals["KWD"].matched_total == "12.345"
+
+
+def test_failed_attempts_are_not_captures(run: Reconciliation) -> None:
+    summary = run.summary()
+    assert summary.failed_attempts == 1
+    assert run.evidence("ch_4a") == []
+
+
+def test_line_items_collapse_to_their_first_row(run: Reconciliation) -> None:
+    summary = run.summary()
+    assert summary.order_rows == len(ORDERS)
+    assert summary.orders == len(ORDERS) - 1
+
+
+def test_export_neutralises_formulas(tmp_path: Path) -> None:
+    orders = write(
+        tmp_path / "o.csv",
+        ["order_id", "total", "currency"],
+        [("=HYPERLINK(1)", "10.00", "USD"), ("+2", "5.00", "USD"), ("3", "1.00", "USD")],
+    )
+    payments = write(
+        tmp_path / "p.csv",
+        ["payment_id", "order_id", "amount", "currency"],
+        [("@SUM(A1)", "#777", "4.00", "USD"), ("ch_1", "3", "1.00", "USD")],
+    )
+    files = {Role.ORDERS: (orders, "o.csv"), Role.PAYMENTS: (payments, "p.csv")}
+    options = ReadingOptions(
+        amounts={"order_amount": AmountReading(), "captured_amount": AmountReading()}
+    )
+    mapping = Mapping(
+        orders=DatasetMapping(
+            columns={"order_id": "order_id", "order_amount": "total", "currency": "currency"},
+            options=options,
+        ),
+        payments=DatasetMapping(
+            columns={
+                "payment_id": "payment_id",
+                "order_id": "order_id",
+                "captured_amount": "amount",
+                "currency": "currency",
+            },
+            options=options,
+        ),
+    )
+    run = reconcile(files, mapping, Policy())
+    out = tmp_path / "exceptions.csv"
+    assert run.export_csv(out) == 3
+    with out.open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    order_ids = sorted(r["order_ids"] for r in rows if r["order_ids"])
+    assert order_ids == ["'+2", "'=HYPERLINK(1)"]
+    assert [r["payment_ids"] for r in rows if r["category"] == "capture_without_order"] == [
+        "'@SUM(A1)"
+    ]
+    assert {r["difference"] for r in rows if r["category"] == "order_without_capture"} == {
+        "-10.00",
+        "-5.00",
+    }
+
+
+def test_every_category_is_explained_in_words() -> None:
+    explanations = Policy().explanations()
+    for category in CATEGORY_ORDER:
+        assert len(explanations[category]) > 40
+    assert "failed" in explanations["legitimate"]
