@@ -287,9 +287,7 @@ def _decode_head(
     return "cp1252", text, ("not UTF-8: read as Windows-1252",)
 
 
-def _sniff(
-    text: str, file_name: str, *, complete: bool
-) -> tuple[str, int, list[list[str]], int]:
+def _sniff(text: str, file_name: str, *, complete: bool) -> tuple[str, int, list[list[str]], int]:
     """Pick the delimiter and the header record.
 
     The table's width is the most common record width (two columns or more) under the

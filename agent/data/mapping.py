@@ -195,9 +195,7 @@ class _Scored:
     reason: str
 
 
-def _candidates(
-    spec: FieldSpec, profiles: list[ColumnProfile], prefer_amount_decimals: bool = True
-) -> list[_Scored]:
+def _candidates(spec: FieldSpec, profiles: list[ColumnProfile]) -> list[_Scored]:
     found: list[_Scored] = []
     for profile in profiles:
         fit = _kind_fit(spec, profile)
@@ -210,10 +208,9 @@ def _candidates(
         elif by_values > 0:
             found.append(_Scored(profile.name, by_values * fit, why))
     found.sort(key=lambda c: -c.score)
-    by_values = [c for c in found if c.reason == "its values are amounts"]
-    if spec.kind == "amount" and len(by_values) == 1 and len(found) == 1:
-        by_values[0].score = 0.6
-        by_values[0].reason = "the only column whose values are amounts"
+    if spec.kind == "amount" and len(found) == 1 and found[0].reason == "its values are amounts":
+        found[0].score = 0.6
+        found[0].reason = "the only column whose values are amounts"
     return found
 
 

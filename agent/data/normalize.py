@@ -13,7 +13,6 @@ from pathlib import Path
 
 import duckdb
 
-from agent.data.currency import CURRENCY_EXPONENTS
 from agent.data.formats import (
     SQL_DECIMAL,
     NumberFormat,
@@ -70,13 +69,9 @@ def load_dataset(
     )
     select = _select_list(role, layout, mapping, keep_raw=keep_raw)
     first, second = _derived_columns(role, mapping)
-    # Without the raw text, parsed amounts are only read through their minor units: each
-    # parse expression then runs once per row instead of twice.
-    hidden = [] if keep_raw else [s.name for s in SCHEMA[role] if s.kind == "amount"]
-    if role is Role.PAYMENTS:
-        hidden.append("several_refs")
+    hidden = ["several_refs"] if role is Role.PAYMENTS else []
     star = f"* EXCLUDE ({', '.join(hidden)})" if hidden else "*"
-    query = f"SELECT {star}, {second} FROM (SELECT *, {first} FROM (SELECT {select} FROM {SOURCE}))"
+    query = f"SELECT {star}{second} FROM (SELECT *, {first} FROM (SELECT {select} FROM {SOURCE}))"
     return read_table(con, table_name(role), query, path, layout, workdir)
 
 
@@ -122,19 +117,6 @@ def _select_list(role: Role, layout: CsvLayout, mapping: DatasetMapping, *, keep
     return ", ".join(parts)
 
 
-def exponent_sql(currency: str) -> str:
-    """A DuckDB expression: the minor-unit exponent of ISO 4217 code `currency`, NULL if unknown."""
-    groups: dict[int, list[str]] = {}
-    for code, exponent in CURRENCY_EXPONENTS.items():
-        groups.setdefault(exponent, []).append(code)
-    order = sorted(groups, key=lambda e: -len(groups[e]))
-    branches = " ".join(
-        f"WHEN {currency} IN ({', '.join(repr(c) for c in sorted(groups[e]))}) THEN {e}"
-        for e in order
-    )
-    return f"(CASE {branches} END)"
-
-
 def key_sql(value: str) -> str:
     """A DuckDB expression comparing ids across files, as `profile.normalize_key` does."""
     return f"lower(trim(replace({value}, '#', '')))"
@@ -149,7 +131,8 @@ def reference_tokens_sql(value: str) -> str:
     )
 
 
-def _minor_sql(amount: str, unit: str, exponent: str) -> str:
+def minor_sql(amount: str, unit: str, exponent: str) -> str:
+    """A DuckDB expression: `amount` (a parsed decimal) in integer minor units."""
     if unit == "minor":
         return f"CAST(round({amount}) AS BIGINT)"
     # One branch per exponent: a constant factor keeps DuckDB's decimal arithmetic in 64 bits.
@@ -160,23 +143,19 @@ def _minor_sql(amount: str, unit: str, exponent: str) -> str:
 
 
 def _derived_columns(role: Role, mapping: DatasetMapping) -> tuple[str, str]:
-    """Columns computed while reading, in two steps: keys and exponents, then minor units.
+    """Columns computed while reading, in two steps: the currency and keys, then references.
 
-    The second step refers to the exponent by name: DuckDB then computes it once per row.
+    Only per-row expressions: anything that DuckDB plans as a join (a long IN list, a lookup
+    table) would give up file order, and with it the row numbers of the evidence.
     """
     default = mapping.options.default_currency
     default_sql = "NULL" if default is None else "'" + default.upper().replace("'", "''") + "'"
     code = "currency" if default is None else f"coalesce(currency, {default_sql})"
-    first = [f"{code} AS currency_code", f"{exponent_sql(code)} AS exponent"]
+    first = [f"{code} AS currency_code"]
     second: list[str] = []
-    amounts = mapping.options.amounts
     if role is Role.ORDERS:
-        unit = amounts["order_amount"].unit if "order_amount" in amounts else "major"
         first.append(f"{key_sql('order_id')} AS order_key")
-        second.append(f"{_minor_sql('order_amount', unit, 'exponent')} AS amount_minor")
     else:
-        unit = amounts["captured_amount"].unit if "captured_amount" in amounts else "major"
-        r_unit = amounts["refunded_amount"].unit if "refunded_amount" in amounts else unit
         several = " OR ".join(f"contains(order_id, '{c}')" for c in " ,;|/&+\t")
         first.append(f"({several}) AS several_refs")
         second.append(
@@ -187,11 +166,7 @@ def _derived_columns(role: Role, mapping: DatasetMapping) -> tuple[str, str]:
             f"CASE WHEN order_id IS NULL THEN 0 WHEN several_refs "
             f"THEN len({reference_tokens_sql('order_id')}) ELSE 1 END AS refs"
         )
-        second.append(f"{_minor_sql('captured_amount', unit, 'exponent')} AS amount_minor")
-        second.append(
-            f"coalesce({_minor_sql('refunded_amount', r_unit, 'exponent')}, 0) AS refunded_minor"
-        )
-    return ", ".join(first), ", ".join(second)
+    return ", ".join(first), "".join(f", {column}" for column in second)
 
 
 @dataclass

@@ -17,10 +17,12 @@ from typing import Any
 import duckdb
 from pydantic import BaseModel, ConfigDict
 
+from agent.data.formats import known_currency_sql
 from agent.data.normalize import (
     ValidationReport,
     load_dataset,
     merge,
+    minor_sql,
     reference_tokens_sql,
     validate,
 )
@@ -275,8 +277,17 @@ def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy)
     rank = " ".join(f"WHEN '{c}' THEN {i}" for i, c in enumerate(CATEGORY_ORDER))
     before = f"INTERVAL {int(policy.window_hours_before)} HOUR"
     after = f"INTERVAL {int(policy.window_days_after)} DAY"
+    units = {
+        name: reading.unit
+        for options in (mapping.orders.options, mapping.payments.options)
+        for name, reading in options.amounts.items()
+    }
+    units.setdefault("order_amount", "major")
+    units.setdefault("captured_amount", "major")
+    units.setdefault("refunded_amount", units["captured_amount"])
     script = f"""
     SET preserve_insertion_order = false;
+    CREATE OR REPLACE TEMP TABLE currency_exponents AS SELECT * FROM {known_currency_sql()};
     CREATE OR REPLACE MACRO fmt_minor(m, x) AS CASE WHEN m IS NULL OR x IS NULL THEN NULL
         WHEN x = 0 THEN CAST(m AS VARCHAR)
         ELSE (CASE WHEN m < 0 THEN '-' ELSE '' END)
@@ -288,9 +299,13 @@ def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy)
     SELECT min(rowid) AS r FROM orders_rows WHERE order_key <> '' GROUP BY order_key;
 
     CREATE OR REPLACE TEMP TABLE orders AS
-    SELECT rowid AS r, rowid + 1 AS row, order_key, order_id, currency_code AS currency,
-           exponent, amount_minor, order_date, order_status
-    FROM orders_rows WHERE rowid IN (SELECT r FROM order_first);
+    SELECT r, r + 1 AS row, order_key, order_id, currency, exponent,
+           {minor_sql("order_amount", units["order_amount"], "exponent")} AS amount_minor,
+           order_date, order_status
+    FROM (SELECT rowid AS r, order_key, order_id, currency_code AS currency, order_amount,
+                 order_date, order_status
+          FROM orders_rows WHERE rowid IN (SELECT r FROM order_first)) o
+    LEFT JOIN currency_exponents e ON e.code = o.currency;
 
     -- Payments: failed attempts left out; repeated rows of one payment id counted once.
     CREATE OR REPLACE TEMP TABLE repeated_ids AS
@@ -307,12 +322,18 @@ def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy)
     GROUP BY payment_id;
 
     CREATE OR REPLACE TEMP TABLE payments AS
-    SELECT rowid AS r, rowid + 1 AS row, payment_id, order_id AS ref, ref_key, refs,
-           currency_code AS currency, exponent, amount_minor, refunded_minor, captured_at,
-           payment_status IN {refunded} AS refunded_status
-    FROM payments_rows
-    WHERE (payment_status IS NULL OR payment_status NOT IN {failed})
-      AND rowid NOT IN (SELECT unnest(rows[2:]) - 1 FROM payment_copies);
+    SELECT r, r + 1 AS row, payment_id, ref, ref_key, refs, currency, exponent,
+           {minor_sql("captured_amount", units["captured_amount"], "exponent")} AS amount_minor,
+           coalesce({minor_sql("refunded_amount", units["refunded_amount"], "exponent")}, 0)
+               AS refunded_minor,
+           captured_at, refunded_status
+    FROM (SELECT rowid AS r, payment_id, order_id AS ref, ref_key, refs,
+                 currency_code AS currency, captured_amount, refunded_amount, captured_at,
+                 payment_status IN {refunded} AS refunded_status
+          FROM payments_rows
+          WHERE (payment_status IS NULL OR payment_status NOT IN {failed})
+            AND rowid NOT IN (SELECT unnest(rows[2:]) - 1 FROM payment_copies)) p
+    LEFT JOIN currency_exponents e ON e.code = p.currency;
 
     CREATE OR REPLACE TEMP TABLE multi_links AS
     SELECT p.r AS payment_r, o.r AS order_r, o.row, o.order_id, o.order_key, o.amount_minor

@@ -1,0 +1,82 @@
+"""The console script as a person runs it: demo data, inspect, reconcile, explain."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+
+def reconbot(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "bot.cli", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"PYTHONPATH": str(Path(__file__).resolve().parents[2]), "PATH": "/usr/bin:/bin"},
+        check=False,
+    )
+
+
+def test_demo_inspect_reconcile(tmp_path: Path) -> None:
+    made = reconbot("demo-data", "--rows", "3000", "--out", "demo", cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    truth = json.loads((tmp_path / "demo" / "truth.json").read_text())
+
+    shown = reconbot(
+        "inspect", "demo/payments.csv", "demo/orders.csv", "--save-mapping", "m.json", cwd=tmp_path
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert 'order_id         <- "Name"' in shown.stdout
+    assert "Every mapped value reads under this mapping." in shown.stdout
+
+    done = reconbot(
+        "reconcile",
+        "demo/orders.csv",
+        "demo/payments.csv",
+        "--mapping",
+        "m.json",
+        "--export",
+        "out.csv",
+        "--json",
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    assert document["summary"]["counts"] == truth["findings"]
+    assert document["inputs"]["orders"].startswith("sha256:")
+    with (tmp_path / "out.csv").open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == sum(truth["findings"].values())
+    assert rows[0]["orders_rows"] or rows[0]["payments_rows"]
+
+
+def test_bad_input_is_a_message_and_exit_code_2(tmp_path: Path) -> None:
+    (tmp_path / "a.csv").write_bytes(b"PK\x03\x04 not really")
+    (tmp_path / "b.csv").write_text("id,amount\n1,2\n")
+    result = reconbot("inspect", "a.csv", "b.csv", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.startswith("reconbot: a.csv: this is an Excel workbook")
+    assert "Traceback" not in result.stderr
+
+
+def test_a_clarification_is_shown_and_exits_2(tmp_path: Path) -> None:
+    (tmp_path / "o.csv").write_text(
+        "order_id,total,currency\n" + "".join(f"{1000 + i},{i}.00,USD\n" for i in range(1, 9))
+    )
+    (tmp_path / "p.csv").write_text(
+        "id,Amount,Amount Captured,Currency,order_id\n"
+        + "".join(f"py_{i},{i}.00,{i}.00,USD,{1000 + i}\n" for i in range(1, 9))
+    )
+    result = reconbot("inspect", "o.csv", "p.csv", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "QUESTION: Which column of p.csv holds the captured_amount" in result.stdout
+
+
+def test_explain_a_rule(tmp_path: Path) -> None:
+    result = reconbot("explain", "duplicate_capture", cwd=tmp_path)
+    assert result.returncode == 0
+    assert "charged more than once" in result.stdout

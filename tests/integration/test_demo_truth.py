@@ -1,0 +1,60 @@
+"""Demo data at 100k orders: inference needs no clarification and the counts equal truth.json."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agent.data.demo import CATEGORY_IDS, generate
+from agent.data.ingest import inspect_csv
+from agent.data.mapping import infer_mapping
+from agent.data.pipeline import run_job
+from agent.data.policy import Policy
+from agent.data.reconcile import connect, load_and_validate
+from agent.data.schema import Role
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("demo")
+    generate(100_000, out, seed=11)
+    return out
+
+
+def test_demo_data_is_deterministic(tmp_path: Path) -> None:
+    generate(300, tmp_path / "a", seed=3)
+    generate(300, tmp_path / "b", seed=3)
+    for name in ("orders.csv", "payments.csv", "truth.json"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+    assert (tmp_path / "a" / "orders.csv").read_bytes().startswith(b"\xef\xbb\xbf")
+
+
+def test_100k_orders_reconcile_to_exactly_the_truth(demo: Path, tmp_path: Path) -> None:
+    truth = json.loads((demo / "truth.json").read_text())
+    assert set(truth["findings"]) == set(CATEGORY_IDS)
+    assert all(count > 0 for count in truth["findings"].values())
+    limit = 1 << 30
+    proposal = infer_mapping(
+        inspect_csv(demo / "payments.csv", "payments.csv", max_bytes=limit),
+        inspect_csv(demo / "orders.csv", "orders.csv", max_bytes=limit),
+    )
+    assert proposal.clarifications == []
+    mapping = proposal.mapping
+    assert mapping is not None
+    files = {
+        Role.ORDERS: (demo / "orders.csv", "orders.csv"),
+        Role.PAYMENTS: (demo / "payments.csv", "payments.csv"),
+    }
+    report = load_and_validate(connect(), files, mapping)
+    assert report.ok
+    assert report.warnings == []
+    result = run_job(files, mapping, Policy(), tmp_path / "exceptions.csv")
+    summary = result.reconciliation.summary()
+    assert summary.counts == truth["findings"]
+    assert summary.orders == truth["orders"]
+    assert summary.order_rows == truth["order_rows"]
+    assert summary.payment_rows == truth["payment_rows"]
+    assert result.exported == sum(truth["findings"].values())
+    assert result.digests[Role.ORDERS].startswith("sha256:")
