@@ -229,14 +229,17 @@ def detect_timestamp_format(values: Sequence[str]) -> tuple[str | None, float, b
 
 
 def sql_timestamp(column: str, fmt: TimestampFormat) -> str:
-    """A DuckDB expression turning text `column` into TIMESTAMPTZ under `fmt`, NULL if unfit."""
+    """A DuckDB expression turning text `column` into a point in time under `fmt`, NULL if unfit.
+
+    Values with an offset become TIMESTAMPTZ; values in UTC (a literal Z, or naive values whose
+    zone is UTC) stay plain TIMESTAMP, which DuckDB already counts in UTC: `epoch_us` of either
+    is microseconds since 1970-01-01 UTC, and the zone conversion is only paid for other zones.
+    """
     pattern = fmt.pattern.replace("'", "''")
     parsed = f"try_strptime(trim({column}), '{pattern}')"
-    if fmt.zoned:
-        if fmt.pattern.endswith("Z"):
-            return f"timezone('UTC', {parsed})"
+    if "%z" in fmt.pattern or fmt.pattern.endswith("Z") or fmt.timezone in (None, "UTC", "Etc/UTC"):
         return parsed
-    zone = (fmt.timezone or "UTC").replace("'", "''")
+    zone = fmt.timezone.replace("'", "''")
     return f"timezone('{zone}', {parsed})"
 
 

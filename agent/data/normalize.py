@@ -122,9 +122,12 @@ def key_sql(value: str) -> str:
     return f"lower(trim(replace({value}, '#', '')))"
 
 
+REFERENCE_SEPARATORS = "[\\s,;|/&+]"
+
+
 def reference_tokens_sql(value: str) -> str:
     """A DuckDB expression: the distinct order ids a reference names, as `reference_tokens`."""
-    split = f"string_split_regex(coalesce({value}, ''), '[\\s,;|/&+]+')"
+    split = f"string_split_regex(coalesce({value}, ''), '{REFERENCE_SEPARATORS}+')"
     return (
         f"list_distinct(list_filter(list_transform({split}, lambda t: {key_sql('t')}), "
         "lambda t: regexp_matches(t, '[0-9]')))"
@@ -156,8 +159,7 @@ def _derived_columns(role: Role, mapping: DatasetMapping) -> tuple[str, str]:
     if role is Role.ORDERS:
         first.append(f"{key_sql('order_id')} AS order_key")
     else:
-        several = " OR ".join(f"contains(order_id, '{c}')" for c in " ,;|/&+\t")
-        first.append(f"({several}) AS several_refs")
+        first.append(f"regexp_matches(order_id, '{REFERENCE_SEPARATORS}') AS several_refs")
         second.append(
             f"CASE WHEN several_refs THEN {reference_tokens_sql('order_id')}[1] "
             f"ELSE {key_sql('order_id')} END AS ref_key"

@@ -275,8 +275,9 @@ def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy)
     refunded = _in(policy.refunded_payment_statuses)
     voided = _in(policy.voided_order_statuses)
     rank = " ".join(f"WHEN '{c}' THEN {i}" for i, c in enumerate(CATEGORY_ORDER))
-    before = f"INTERVAL {int(policy.window_hours_before)} HOUR"
-    after = f"INTERVAL {int(policy.window_days_after)} DAY"
+    # Timestamps are compared as microseconds since the epoch (UTC): plain integers.
+    before = int(policy.window_hours_before) * 3_600_000_000
+    after = int(policy.window_days_after) * 86_400_000_000
     units = {
         name: reading.unit
         for options in (mapping.orders.options, mapping.payments.options)
@@ -301,9 +302,9 @@ def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy)
     CREATE OR REPLACE TEMP TABLE orders AS
     SELECT r, r + 1 AS row, order_key, order_id, currency, exponent,
            {minor_sql("order_amount", units["order_amount"], "exponent")} AS amount_minor,
-           order_date, order_status
+           order_at, order_status
     FROM (SELECT rowid AS r, order_key, order_id, currency_code AS currency, order_amount,
-                 order_date, order_status
+                 epoch_us(order_date) AS order_at, order_status
           FROM orders_rows WHERE rowid IN (SELECT r FROM order_first)) o
     LEFT JOIN currency_exponents e ON e.code = o.currency;
 
@@ -328,8 +329,8 @@ def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy)
                AS refunded_minor,
            captured_at, refunded_status
     FROM (SELECT rowid AS r, payment_id, order_id AS ref, ref_key, refs,
-                 currency_code AS currency, captured_amount, refunded_amount, captured_at,
-                 payment_status IN {refunded} AS refunded_status
+                 currency_code AS currency, captured_amount, refunded_amount,
+                 epoch_us(captured_at) AS captured_at, payment_status IN {refunded} AS refunded_status
           FROM payments_rows
           WHERE (payment_status IS NULL OR payment_status NOT IN {failed})
             AND rowid NOT IN (SELECT unnest(rows[2:]) - 1 FROM payment_copies)) p
@@ -387,8 +388,8 @@ def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy)
                   OR abs(b.largest - o.amount_minor) <= {tol} OR b.n >= 3)
           THEN 'duplicate_capture?'
         WHEN abs(b.captured - o.amount_minor) <= {tol} THEN
-            CASE WHEN b.first_capture < o.order_date - {before}
-                   OR b.last_capture > o.order_date + {after}
+            CASE WHEN b.first_capture < o.order_at - {before}
+                   OR b.last_capture > o.order_at + {after}
                  THEN 'capture_outside_window' END
         WHEN b.n = 1 THEN 'amount_mismatch'
         WHEN b.captured < o.amount_minor THEN 'partial_capture'

@@ -89,13 +89,17 @@ def test_timestamps_with_offsets_are_read_in_utc() -> None:
     assert row[0].astimezone(UTC) == datetime(2025, 10, 7, 7, 50, 26, tzinfo=UTC)
 
 
-def test_naive_timestamps_take_the_file_zone() -> None:
+@pytest.mark.parametrize(
+    ("zone", "utc_hour"), [("Europe/Berlin", 7), ("America/New_York", 13), ("UTC", 9)]
+)
+def test_naive_timestamps_take_the_file_zone(zone: str, utc_hour: int) -> None:
     con = duckdb.connect()
     con.execute("SET TimeZone = 'UTC'")
-    sql = sql_timestamp("x", TimestampFormat("%Y-%m-%d %H:%M:%S", "Europe/Berlin"))
-    row = con.execute(f"SELECT {sql} FROM (SELECT '2025-10-07 09:50:26' AS x)").fetchone()
+    sql = sql_timestamp("x", TimestampFormat("%Y-%m-%d %H:%M:%S", zone))
+    row = con.execute(f"SELECT epoch_us({sql}) FROM (SELECT '2025-10-07 09:50:26' AS x)").fetchone()
     assert row is not None
-    assert row[0].astimezone(UTC) == datetime(2025, 10, 7, 7, 50, 26, tzinfo=UTC)
+    expected = datetime(2025, 10, 7, utc_hour, 50, 26, tzinfo=UTC)
+    assert row[0] == int(expected.timestamp()) * 1_000_000
 
 
 def test_day_first_and_month_first_are_decided_per_file() -> None:
