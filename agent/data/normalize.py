@@ -69,7 +69,7 @@ def load_dataset(
     )
     select = _select_list(role, layout, mapping, keep_raw=keep_raw)
     first, second = _derived_columns(role, mapping)
-    hidden = ["several_refs"] if role is Role.PAYMENTS else []
+    hidden: list[str] = []
     star = f"* EXCLUDE ({', '.join(hidden)})" if hidden else "*"
     query = f"SELECT {star}{second} FROM (SELECT *, {first} FROM (SELECT {select} FROM {SOURCE}))"
     return read_table(con, table_name(role), query, path, layout, workdir)
@@ -146,7 +146,7 @@ def minor_sql(amount: str, unit: str, exponent: str) -> str:
 
 
 def _derived_columns(role: Role, mapping: DatasetMapping) -> tuple[str, str]:
-    """Columns computed while reading, in two steps: the currency and keys, then references.
+    """Columns computed while reading: the currency code and the keys that join the files.
 
     Only per-row expressions: anything that DuckDB plans as a join (a long IN list, a lookup
     table) would give up file order, and with it the row numbers of the evidence.
@@ -159,15 +159,10 @@ def _derived_columns(role: Role, mapping: DatasetMapping) -> tuple[str, str]:
     if role is Role.ORDERS:
         first.append(f"{key_sql('order_id')} AS order_key")
     else:
+        # A reference naming several orders is split into its tokens later, by the engine,
+        # for those rows only: list functions on every row would double the read time.
         first.append(f"regexp_matches(order_id, '{REFERENCE_SEPARATORS}') AS several_refs")
-        second.append(
-            f"CASE WHEN several_refs THEN {reference_tokens_sql('order_id')}[1] "
-            f"ELSE {key_sql('order_id')} END AS ref_key"
-        )
-        second.append(
-            f"CASE WHEN order_id IS NULL THEN 0 WHEN several_refs "
-            f"THEN len({reference_tokens_sql('order_id')}) ELSE 1 END AS refs"
-        )
+        first.append(f"{key_sql('order_id')} AS ref_key")
     return ", ".join(first), "".join(f", {column}" for column in second)
 
 

@@ -289,86 +289,79 @@ def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy)
     script = f"""
     SET preserve_insertion_order = false;
     CREATE OR REPLACE TEMP TABLE currency_exponents AS SELECT * FROM {known_currency_sql()};
-    CREATE OR REPLACE MACRO fmt_minor(m, x) AS CASE WHEN m IS NULL OR x IS NULL THEN NULL
-        WHEN x = 0 THEN CAST(m AS VARCHAR)
-        ELSE (CASE WHEN m < 0 THEN '-' ELSE '' END)
-             || CAST(abs(m) // CAST(10 ** x AS BIGINT) AS VARCHAR) || '.'
-             || lpad(CAST(abs(m) % CAST(10 ** x AS BIGINT) AS VARCHAR), x, '0') END;
+    CREATE OR REPLACE MACRO fmt_minor(m, x) AS CASE x
+        WHEN 2 THEN CAST(CAST(m AS DECIMAL(18, 0)) * 0.01 AS VARCHAR)
+        WHEN 0 THEN CAST(m AS VARCHAR)
+        WHEN 3 THEN CAST(CAST(m AS DECIMAL(18, 0)) * 0.001 AS VARCHAR)
+        WHEN 4 THEN CAST(CAST(m AS DECIMAL(18, 0)) * 0.0001 AS VARCHAR) END;
 
     -- Orders: one per key, read from its first data row (line-item rows collapse into it).
     CREATE OR REPLACE TEMP TABLE order_first AS
-    SELECT min(rowid) AS r FROM orders_rows WHERE order_key <> '' GROUP BY order_key;
-
-    CREATE OR REPLACE TEMP TABLE orders AS
-    SELECT r, r + 1 AS row, order_key, order_id, currency, exponent,
-           {minor_sql("order_amount", units["order_amount"], "exponent")} AS amount_minor,
-           order_at, order_status
-    FROM (SELECT rowid AS r, order_key, order_id, currency_code AS currency, order_amount,
-                 epoch_us(order_date) AS order_at, order_status
-          FROM orders_rows WHERE rowid IN (SELECT r FROM order_first)) o
-    LEFT JOIN currency_exponents e ON e.code = o.currency;
+    SELECT order_key, min(rowid) AS r FROM orders_rows WHERE order_key <> '' GROUP BY 1;
 
     -- Payments: failed attempts left out; repeated rows of one payment id counted once.
-    CREATE OR REPLACE TEMP TABLE repeated_ids AS
-    SELECT payment_id FROM payments_rows
-    WHERE payment_id IS NOT NULL
-      AND (payment_status IS NULL OR payment_status NOT IN {failed})
-    GROUP BY 1 HAVING count(*) > 1;
-
     CREATE OR REPLACE TEMP TABLE payment_copies AS
+    WITH repeated AS (
+        SELECT payment_id FROM payments_rows
+        WHERE payment_id IS NOT NULL
+          AND (payment_status IS NULL OR payment_status NOT IN {failed})
+        GROUP BY 1 HAVING count(*) > 1
+    )
     SELECT min(rowid) AS r, list(rowid + 1 ORDER BY rowid) AS rows
     FROM payments_rows
-    WHERE payment_id IN (SELECT payment_id FROM repeated_ids)
+    WHERE payment_id IN (SELECT payment_id FROM repeated)
       AND (payment_status IS NULL OR payment_status NOT IN {failed})
     GROUP BY payment_id;
 
     CREATE OR REPLACE TEMP TABLE payments AS
-    SELECT r, r + 1 AS row, payment_id, ref, ref_key, refs, currency, exponent,
+    SELECT r, ref_key, refs, currency, exponent,
            {minor_sql("captured_amount", units["captured_amount"], "exponent")} AS amount_minor,
            coalesce({minor_sql("refunded_amount", units["refunded_amount"], "exponent")}, 0)
                AS refunded_minor,
            captured_at, refunded_status
-    FROM (SELECT rowid AS r, payment_id, order_id AS ref, ref_key, refs,
-                 currency_code AS currency, captured_amount, refunded_amount,
-                 epoch_us(captured_at) AS captured_at, payment_status IN {refunded} AS refunded_status
+    FROM (SELECT rowid AS r,
+                 CASE WHEN several_refs THEN {reference_tokens_sql("order_id")}[1]
+                      ELSE ref_key END AS ref_key,
+                 CASE WHEN order_id IS NULL THEN 0
+                      WHEN several_refs THEN len({reference_tokens_sql("order_id")})
+                      ELSE 1 END AS refs,
+                 currency_code AS currency, captured_amount,
+                 refunded_amount, epoch_us(captured_at) AS captured_at,
+                 payment_status IN {refunded} AS refunded_status
           FROM payments_rows
           WHERE (payment_status IS NULL OR payment_status NOT IN {failed})
             AND rowid NOT IN (SELECT unnest(rows[2:]) - 1 FROM payment_copies)) p
     LEFT JOIN currency_exponents e ON e.code = p.currency;
 
-    CREATE OR REPLACE TEMP TABLE multi_links AS
-    SELECT p.r AS payment_r, o.r AS order_r, o.row, o.order_id, o.order_key, o.amount_minor
-    FROM (SELECT r, unnest({reference_tokens_sql("ref")}) AS token FROM payments WHERE refs > 1) p
-    JOIN orders o ON o.order_key = p.token;
-
-    -- What the payments naming exactly one order add up to, per reference. Most references
-    -- have one payment: only the others are aggregated.
-    CREATE OR REPLACE TEMP TABLE shared_references AS
-    SELECT ref_key FROM payments WHERE refs = 1 AND amount_minor IS NOT NULL
-    GROUP BY 1 HAVING count(*) > 1;
-
-    CREATE OR REPLACE TEMP TABLE by_reference AS
-    SELECT ref_key, 1 AS n, amount_minor AS captured, refunded_minor AS refunded,
-           currency AS currency_low, currency AS currency_high, captured_at AS first_capture,
-           captured_at AS last_capture, amount_minor AS smallest, amount_minor AS largest,
-           refunded_minor >= amount_minor OR refunded_status AS all_refunded,
-           refunded_status AS any_refunded
-    FROM payments
-    WHERE refs = 1 AND amount_minor IS NOT NULL
-      AND ref_key NOT IN (SELECT ref_key FROM shared_references)
-    UNION ALL
-    SELECT ref_key, count(*), sum(amount_minor), sum(refunded_minor), min(currency),
-           max(currency), min(captured_at), max(captured_at), min(amount_minor),
-           max(amount_minor), bool_and(refunded_minor >= amount_minor OR refunded_status),
-           bool_or(refunded_status)
-    FROM payments
-    WHERE refs = 1 AND amount_minor IS NOT NULL
-      AND ref_key IN (SELECT ref_key FROM shared_references)
-    GROUP BY 1;
-
-    -- Classification of every order: the first category that applies (CATEGORY_ORDER).
-    -- References that name no order come out of the same join (order columns NULL).
+    -- Classification of every order: the first category that applies (CATEGORY_ORDER), from
+    -- what the payments naming exactly that order add up to. References that name no order
+    -- come out of the same join, as orphans.
     CREATE OR REPLACE TEMP TABLE order_findings AS
+    WITH orders AS (
+        SELECT f.r, f.order_key, o.currency_code AS currency, e.exponent,
+               {minor_sql("o.order_amount", units["order_amount"], "e.exponent")} AS amount_minor,
+               epoch_us(o.order_date) AS order_at, o.order_status
+        FROM order_first f JOIN orders_rows o ON o.rowid = f.r
+        LEFT JOIN currency_exponents e ON e.code = o.currency_code
+    ), singles AS (
+        SELECT * FROM payments WHERE refs = 1 AND amount_minor IS NOT NULL
+    ), shared AS (
+        SELECT ref_key FROM singles GROUP BY 1 HAVING count(*) > 1
+    ), by_reference AS (
+        SELECT ref_key, 1 AS n, amount_minor AS captured, refunded_minor AS refunded,
+               currency AS currency_low, currency AS currency_high,
+               captured_at AS first_capture, captured_at AS last_capture,
+               amount_minor AS smallest, amount_minor AS largest,
+               refunded_minor >= amount_minor OR refunded_status AS all_refunded,
+               refunded_status AS any_refunded
+        FROM singles WHERE ref_key NOT IN (SELECT ref_key FROM shared)
+        UNION ALL
+        SELECT ref_key, count(*), sum(amount_minor), sum(refunded_minor), min(currency),
+               max(currency), min(captured_at), max(captured_at), min(amount_minor),
+               max(amount_minor), bool_and(refunded_minor >= amount_minor OR refunded_status),
+               bool_or(refunded_status)
+        FROM singles WHERE ref_key IN (SELECT ref_key FROM shared) GROUP BY 1
+    )
     SELECT o.r, o.currency, o.exponent, o.amount_minor, b.n, b.captured,
            CASE WHEN o.r IS NULL THEN b.ref_key END AS orphan_key,
       CASE
@@ -397,85 +390,98 @@ def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy)
       END AS category
     FROM orders o FULL OUTER JOIN by_reference b ON b.ref_key = o.order_key;
 
+    -- Payments naming several orders, and the orders they name.
+    CREATE OR REPLACE TEMP TABLE multi_links AS
+    SELECT p.r AS payment_r, f.r AS order_r
+    FROM (SELECT rowid AS r, unnest({reference_tokens_sql("order_id")}) AS token
+          FROM payments_rows WHERE rowid IN (SELECT r FROM payments WHERE refs > 1)) p
+    JOIN order_first f ON f.order_key = p.token;
+
     -- Orders named by a multi-order payment are reviewed with that payment, not on their own.
     UPDATE order_findings SET category = NULL
     WHERE category IS NOT NULL AND r IN (SELECT order_r FROM multi_links);
 
+    CREATE OR REPLACE TEMP TABLE flagged_orders AS
+    SELECT f.r, f.category, f.captured, f.currency, f.exponent, f.amount_minor, o.order_id,
+           o.order_key
+    FROM order_findings f JOIN orders_rows o ON o.rowid = f.r
+    WHERE f.category IS NOT NULL AND f.category <> 'orphan';
+
+    CREATE OR REPLACE TEMP TABLE finding_payments AS
+    SELECT p.ref_key AS order_key, p.r, p.amount_minor,
+           coalesce(c.rows, [p.r + 1]) AS rows
+    FROM payments p LEFT JOIN payment_copies c ON c.r = p.r
+    WHERE p.refs = 1 AND p.ref_key IN (SELECT order_key FROM flagged_orders);
+
     -- With three or more captures, whether a single one covers the order needs each capture.
-    UPDATE order_findings SET category = CASE WHEN r IN (
-            SELECT f.r FROM order_findings f JOIN orders o USING (r)
-            JOIN payments p ON p.ref_key = o.order_key
-            WHERE f.category = 'duplicate_capture?' AND p.refs = 1
-              AND abs(p.amount_minor - o.amount_minor) <= {tol})
+    UPDATE flagged_orders SET category = CASE WHEN r IN (
+            SELECT f.r FROM flagged_orders f JOIN finding_payments p USING (order_key)
+            WHERE f.category = 'duplicate_capture?'
+              AND abs(p.amount_minor - f.amount_minor) <= {tol})
         THEN 'duplicate_capture'
         WHEN captured < amount_minor THEN 'partial_capture' ELSE 'over_capture' END
     WHERE category = 'duplicate_capture?';
 
-    CREATE OR REPLACE TEMP TABLE flagged_orders AS
-    SELECT f.r, f.category, f.n, f.captured, o.row, o.order_id, o.order_key, o.currency,
-           o.exponent, o.amount_minor
-    FROM order_findings f JOIN orders o USING (r)
-    WHERE f.category IS NOT NULL AND f.category <> 'orphan';
-
-    CREATE OR REPLACE TEMP TABLE finding_payments AS
-    SELECT p.ref_key AS order_key, list(p.payment_id ORDER BY p.row) AS payment_ids,
-           flatten(list(coalesce(c.rows, [p.row]) ORDER BY p.row)) AS payment_rows
-    FROM payments p LEFT JOIN payment_copies c ON c.r = p.r
-    WHERE p.refs = 1 AND p.ref_key IN (SELECT order_key FROM flagged_orders)
-    GROUP BY 1;
-
-    CREATE OR REPLACE TEMP TABLE orphan_payments AS
-    SELECT p.r FROM payments p
-    WHERE p.refs = 1
-      AND p.ref_key IN (SELECT orphan_key FROM order_findings WHERE category = 'orphan');
-
     CREATE OR REPLACE TEMP TABLE payment_findings AS
     SELECT r FROM payments WHERE refs <> 1 AND amount_minor IS NOT NULL
     UNION SELECT r FROM payment_copies
-    UNION SELECT r FROM orphan_payments;
+    UNION SELECT p.r FROM payments p
+          WHERE p.refs = 1 AND p.amount_minor IS NOT NULL
+            AND p.ref_key IN (SELECT orphan_key FROM order_findings WHERE category = 'orphan');
 
     CREATE OR REPLACE TEMP TABLE findings AS
+    WITH flagged_payments AS (
+        SELECT fp.order_key, list(pr.payment_id ORDER BY fp.r) AS payment_ids,
+               flatten(list(fp.rows ORDER BY fp.r)) AS payment_rows
+        FROM finding_payments fp JOIN payments_rows pr ON pr.rowid = fp.r
+        GROUP BY 1
+    ), multi AS (
+        SELECT m.payment_r, list(o.order_id ORDER BY m.order_r) AS order_ids,
+               list(o.order_key ORDER BY m.order_r) AS order_keys,
+               list(m.order_r + 1 ORDER BY m.order_r) AS order_rows,
+               sum(f.amount_minor) AS expected
+        FROM multi_links m JOIN orders_rows o ON o.rowid = m.order_r
+        JOIN order_findings f ON f.r = m.order_r
+        GROUP BY 1
+    )
     SELECT category, CASE category {rank} END AS category_rank, sort_row, order_ids, order_keys,
            order_rows, payment_ids,
            list_transform(payment_ids, lambda x: lower(x)) AS payment_keys,
            payment_rows, currency, exponent, expected, actual
     FROM (
-        SELECT category, row AS sort_row, [order_id] AS order_ids, [order_key] AS order_keys,
-               [row] AS order_rows, coalesce(fp.payment_ids, []) AS payment_ids,
+        SELECT category, r + 1 AS sort_row, [order_id] AS order_ids, [order_key] AS order_keys,
+               [r + 1] AS order_rows, coalesce(fp.payment_ids, []) AS payment_ids,
                coalesce(fp.payment_rows, []) AS payment_rows, currency, exponent,
                amount_minor AS expected,
                CASE WHEN category = 'order_without_capture' THEN 0 ELSE captured END AS actual
-        FROM flagged_orders LEFT JOIN finding_payments fp USING (order_key)
+        FROM flagged_orders LEFT JOIN flagged_payments fp USING (order_key)
         UNION ALL
         SELECT CASE
                  WHEN p.refs > 1 THEN 'multi_order_payment'
-                 WHEN p.refs = 0 OR p.r IN (SELECT r FROM orphan_payments)
+                 WHEN p.refs = 0 OR p.ref_key IN (
+                     SELECT orphan_key FROM order_findings WHERE category = 'orphan')
                    THEN 'capture_without_order'
                  ELSE 'duplicate_payment_row'
                END,
-               p.row, coalesce(m.order_ids, []), coalesce(m.order_keys, []),
-               coalesce(m.order_rows, []), [p.payment_id], coalesce(pc.rows, [p.row]),
+               p.r + 1, coalesce(m.order_ids, []), coalesce(m.order_keys, []),
+               coalesce(m.order_rows, []), [pr.payment_id], coalesce(pc.rows, [p.r + 1]),
                p.currency, p.exponent, m.expected, p.amount_minor
         FROM payments p SEMI JOIN payment_findings pf ON pf.r = p.r
+        JOIN payments_rows pr ON pr.rowid = p.r
         LEFT JOIN payment_copies pc ON pc.r = p.r
-        LEFT JOIN (
-            SELECT payment_r, list(order_id ORDER BY row) AS order_ids,
-                   list(order_key ORDER BY row) AS order_keys,
-                   list(row ORDER BY row) AS order_rows, sum(amount_minor) AS expected
-            FROM multi_links GROUP BY 1
-        ) m ON m.payment_r = p.r
-        WHERE p.amount_minor IS NOT NULL
+        LEFT JOIN multi m ON m.payment_r = p.r
     );
     """
     con.execute(script)
 
 
 _STATS = """
-SELECT (SELECT count(*) FROM orders), (SELECT count(*) FROM orders_rows),
+SELECT (SELECT count(*) FROM order_first), (SELECT count(*) FROM orders_rows),
        (SELECT count(*) FROM payments), (SELECT count(*) FROM payments_rows),
        (SELECT count(*) FROM payments_rows WHERE payment_status IN {failed}),
-       (SELECT list(row ORDER BY row) FROM orders WHERE amount_minor IS NULL),
-       (SELECT list(row ORDER BY row) FROM payments WHERE amount_minor IS NULL)
+       (SELECT list(r + 1 ORDER BY r) FROM order_findings
+        WHERE r IS NOT NULL AND amount_minor IS NULL),
+       (SELECT list(r + 1 ORDER BY r) FROM payments WHERE amount_minor IS NULL)
 """
 
 _CURRENCY_TOTALS = """
@@ -499,7 +505,7 @@ ORDER BY 1
 """
 
 _NEUTRAL = (
-    "CASE WHEN left({0}, 1) IN ('=', '+', '-', '@', chr(9), chr(13)) THEN '''' || {0} ELSE {0} END"
+    "CASE WHEN regexp_matches({0}, '^[=+\\-@\\t\\r]') THEN chr(39) || {0} ELSE {0} END"
 )
 
 _EXPORT = f"""
