@@ -314,12 +314,12 @@ def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy)
     GROUP BY payment_id;
 
     CREATE OR REPLACE TEMP TABLE payments AS
-    SELECT r, ref_key, refs, currency, exponent,
+    SELECT r, payment_id, ref_key, refs, currency, exponent,
            {minor_sql("captured_amount", units["captured_amount"], "exponent")} AS amount_minor,
            coalesce({minor_sql("refunded_amount", units["refunded_amount"], "exponent")}, 0)
                AS refunded_minor,
            captured_at, refunded_status
-    FROM (SELECT rowid AS r,
+    FROM (SELECT rowid AS r, payment_id,
                  CASE WHEN several_refs THEN {reference_tokens_sql("order_id")}[1]
                       ELSE ref_key END AS ref_key,
                  CASE WHEN order_id IS NULL THEN 0
@@ -336,17 +336,17 @@ def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy)
     -- Classification of every order: the first category that applies (CATEGORY_ORDER), from
     -- what the payments naming exactly that order add up to. References that name no order
     -- come out of the same join, as orphans.
+    CREATE OR REPLACE TEMP TABLE shared_references AS
+    SELECT ref_key FROM payments WHERE refs = 1 AND amount_minor IS NOT NULL
+    GROUP BY 1 HAVING count(*) > 1;
+
     CREATE OR REPLACE TEMP TABLE order_findings AS
     WITH orders AS (
-        SELECT f.r, f.order_key, o.currency_code AS currency, e.exponent,
+        SELECT f.r, f.order_key, o.order_id, o.currency_code AS currency, e.exponent,
                {minor_sql("o.order_amount", units["order_amount"], "e.exponent")} AS amount_minor,
                epoch_us(o.order_date) AS order_at, o.order_status
         FROM order_first f JOIN orders_rows o ON o.rowid = f.r
         LEFT JOIN currency_exponents e ON e.code = o.currency_code
-    ), singles AS (
-        SELECT * FROM payments WHERE refs = 1 AND amount_minor IS NOT NULL
-    ), shared AS (
-        SELECT ref_key FROM singles GROUP BY 1 HAVING count(*) > 1
     ), by_reference AS (
         SELECT ref_key, 1 AS n, amount_minor AS captured, refunded_minor AS refunded,
                currency AS currency_low, currency AS currency_high,
@@ -354,16 +354,21 @@ def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy)
                amount_minor AS smallest, amount_minor AS largest,
                refunded_minor >= amount_minor OR refunded_status AS all_refunded,
                refunded_status AS any_refunded
-        FROM singles WHERE ref_key NOT IN (SELECT ref_key FROM shared)
+        FROM payments
+        WHERE refs = 1 AND amount_minor IS NOT NULL
+          AND ref_key NOT IN (SELECT ref_key FROM shared_references)
         UNION ALL
         SELECT ref_key, count(*), sum(amount_minor), sum(refunded_minor), min(currency),
                max(currency), min(captured_at), max(captured_at), min(amount_minor),
                max(amount_minor), bool_and(refunded_minor >= amount_minor OR refunded_status),
                bool_or(refunded_status)
-        FROM singles WHERE ref_key IN (SELECT ref_key FROM shared) GROUP BY 1
+        FROM payments
+        WHERE refs = 1 AND amount_minor IS NOT NULL
+          AND ref_key IN (SELECT ref_key FROM shared_references)
+        GROUP BY 1
     )
-    SELECT o.r, o.currency, o.exponent, o.amount_minor, b.n, b.captured,
-           CASE WHEN o.r IS NULL THEN b.ref_key END AS orphan_key,
+    SELECT o.r, o.order_id, o.order_key, o.currency, o.exponent, o.amount_minor, b.n,
+           b.captured, CASE WHEN o.r IS NULL THEN b.ref_key END AS orphan_key,
       CASE
         WHEN o.r IS NULL THEN 'orphan'
         WHEN o.amount_minor IS NULL THEN NULL
@@ -402,16 +407,12 @@ def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy)
     WHERE category IS NOT NULL AND r IN (SELECT order_r FROM multi_links);
 
     CREATE OR REPLACE TEMP TABLE flagged_orders AS
-    SELECT f.r, f.category, f.captured, f.currency, f.exponent, f.amount_minor, o.order_id,
-           o.order_key
-    FROM order_findings f JOIN orders_rows o ON o.rowid = f.r
-    WHERE f.category IS NOT NULL AND f.category <> 'orphan';
+    SELECT r, category, captured, currency, exponent, amount_minor, order_id, order_key
+    FROM order_findings WHERE category IS NOT NULL AND category <> 'orphan';
 
     CREATE OR REPLACE TEMP TABLE finding_payments AS
-    SELECT p.ref_key AS order_key, p.r, p.amount_minor,
-           coalesce(c.rows, [p.r + 1]) AS rows
-    FROM payments p LEFT JOIN payment_copies c ON c.r = p.r
-    WHERE p.refs = 1 AND p.ref_key IN (SELECT order_key FROM flagged_orders);
+    SELECT ref_key AS order_key, r, payment_id, amount_minor FROM payments
+    WHERE refs = 1 AND ref_key IN (SELECT order_key FROM flagged_orders);
 
     -- With three or more captures, whether a single one covers the order needs each capture.
     UPDATE flagged_orders SET category = CASE WHEN r IN (
@@ -431,17 +432,21 @@ def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy)
 
     CREATE OR REPLACE TEMP TABLE findings AS
     WITH flagged_payments AS (
-        SELECT fp.order_key, list(pr.payment_id ORDER BY fp.r) AS payment_ids,
-               flatten(list(fp.rows ORDER BY fp.r)) AS payment_rows
-        FROM finding_payments fp JOIN payments_rows pr ON pr.rowid = fp.r
+        SELECT order_key, list(payment_id ORDER BY r) AS payment_ids,
+               list(r + 1 ORDER BY r) AS payment_rows
+        FROM finding_payments GROUP BY 1
+    ), flagged_copies AS (
+        -- The few flagged orders whose payments were repeated get every row of each payment.
+        SELECT f.order_key, list(c.row ORDER BY c.row) AS payment_rows
+        FROM finding_payments f
+        JOIN (SELECT r, unnest(rows) AS row FROM payment_copies) c ON c.r = f.r
         GROUP BY 1
     ), multi AS (
-        SELECT m.payment_r, list(o.order_id ORDER BY m.order_r) AS order_ids,
-               list(o.order_key ORDER BY m.order_r) AS order_keys,
+        SELECT m.payment_r, list(f.order_id ORDER BY m.order_r) AS order_ids,
+               list(f.order_key ORDER BY m.order_r) AS order_keys,
                list(m.order_r + 1 ORDER BY m.order_r) AS order_rows,
                sum(f.amount_minor) AS expected
-        FROM multi_links m JOIN orders_rows o ON o.rowid = m.order_r
-        JOIN order_findings f ON f.r = m.order_r
+        FROM multi_links m JOIN order_findings f ON f.r = m.order_r
         GROUP BY 1
     )
     SELECT category, CASE category {rank} END AS category_rank, sort_row, order_ids, order_keys,
@@ -451,10 +456,15 @@ def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy)
     FROM (
         SELECT category, r + 1 AS sort_row, [order_id] AS order_ids, [order_key] AS order_keys,
                [r + 1] AS order_rows, coalesce(fp.payment_ids, []) AS payment_ids,
-               coalesce(fp.payment_rows, []) AS payment_rows, currency, exponent,
+               coalesce(
+                   CASE WHEN fc.order_key IS NULL THEN fp.payment_rows
+                        ELSE list_sort(list_distinct(fp.payment_rows || fc.payment_rows)) END,
+                   []) AS payment_rows,
+               currency, exponent,
                amount_minor AS expected,
                CASE WHEN category = 'order_without_capture' THEN 0 ELSE captured END AS actual
         FROM flagged_orders LEFT JOIN flagged_payments fp USING (order_key)
+        LEFT JOIN flagged_copies fc USING (order_key)
         UNION ALL
         SELECT CASE
                  WHEN p.refs > 1 THEN 'multi_order_payment'
@@ -464,10 +474,9 @@ def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy)
                  ELSE 'duplicate_payment_row'
                END,
                p.r + 1, coalesce(m.order_ids, []), coalesce(m.order_keys, []),
-               coalesce(m.order_rows, []), [pr.payment_id], coalesce(pc.rows, [p.r + 1]),
+               coalesce(m.order_rows, []), [p.payment_id], coalesce(pc.rows, [p.r + 1]),
                p.currency, p.exponent, m.expected, p.amount_minor
         FROM payments p SEMI JOIN payment_findings pf ON pf.r = p.r
-        JOIN payments_rows pr ON pr.rowid = p.r
         LEFT JOIN payment_copies pc ON pc.r = p.r
         LEFT JOIN multi m ON m.payment_r = p.r
     );
@@ -504,9 +513,7 @@ FROM o FULL OUTER JOIN p USING (currency)
 ORDER BY 1
 """
 
-_NEUTRAL = (
-    "CASE WHEN regexp_matches({0}, '^[=+\\-@\\t\\r]') THEN chr(39) || {0} ELSE {0} END"
-)
+_NEUTRAL = "CASE WHEN regexp_matches({0}, '^[=+\\-@\\t\\r]') THEN chr(39) || {0} ELSE {0} END"
 
 _EXPORT = f"""
 SELECT category,
