@@ -68,10 +68,8 @@ def load_dataset(
         header_row=options.header_row,
     )
     select = _select_list(role, layout, mapping, keep_raw=keep_raw)
-    first, second = _derived_columns(role, mapping)
-    hidden: list[str] = []
-    star = f"* EXCLUDE ({', '.join(hidden)})" if hidden else "*"
-    query = f"SELECT {star}{second} FROM (SELECT *, {first} FROM (SELECT {select} FROM {SOURCE}))"
+    derived = _derived_columns(role, mapping)
+    query = f"SELECT *, {derived} FROM (SELECT {select} FROM {SOURCE})"
     return read_table(con, table_name(role), query, path, layout, workdir)
 
 
@@ -92,13 +90,14 @@ def _select_list(role: Role, layout: CsvLayout, mapping: DatasetMapping, *, keep
                 f"its columns are: {', '.join(layout.columns)}"
             )
         column = columns[source]
+        # Each kind trims where it matters: a parse expression reads the raw cell itself.
         text = f"NULLIF(trim({column}), '')"
         if spec.kind == "amount":
             reading = mapping.options.amounts.get(spec.name)
             fmt = NumberFormat(reading.decimal, reading.thousands) if reading else NumberFormat()
             if keep_raw:
                 parts.append(f"{text} AS {spec.name}_raw")
-            parts.append(f"{sql_amount(text, fmt)} AS {spec.name}")
+            parts.append(f"{sql_amount(column, fmt)} AS {spec.name}")
         elif spec.kind == "timestamp":
             stamp = mapping.options.timestamps.get(spec.name)
             if keep_raw:
@@ -107,7 +106,7 @@ def _select_list(role: Role, layout: CsvLayout, mapping: DatasetMapping, *, keep
                 parts.append(f"NULL::TIMESTAMPTZ AS {spec.name}")
             else:
                 stamp_format = TimestampFormat(stamp.pattern, stamp.timezone)
-                parts.append(f"{sql_timestamp(text, stamp_format)} AS {spec.name}")
+                parts.append(f"{sql_timestamp(column, stamp_format)} AS {spec.name}")
         elif spec.kind == "currency":
             parts.append(f"upper({text}) AS {spec.name}")
         elif spec.kind == "status":
@@ -145,7 +144,7 @@ def minor_sql(amount: str, unit: str, exponent: str) -> str:
     return f"(CASE {exponent} {branches} END)"
 
 
-def _derived_columns(role: Role, mapping: DatasetMapping) -> tuple[str, str]:
+def _derived_columns(role: Role, mapping: DatasetMapping) -> str:
     """Columns computed while reading: the currency code and the keys that join the files.
 
     Only per-row expressions: anything that DuckDB plans as a join (a long IN list, a lookup
@@ -154,22 +153,22 @@ def _derived_columns(role: Role, mapping: DatasetMapping) -> tuple[str, str]:
     default = mapping.options.default_currency
     default_sql = "NULL" if default is None else "'" + default.upper().replace("'", "''") + "'"
     code = "currency" if default is None else f"coalesce(currency, {default_sql})"
-    first = [f"{code} AS currency_code"]
-    second: list[str] = []
+    columns = [f"{code} AS currency_code"]
     if role is Role.ORDERS:
-        first.append(f"{key_sql('order_id')} AS order_key")
+        columns.append(f"{key_sql('order_id')} AS order_key")
     else:
         # A reference naming several orders is split into its tokens later, by the engine,
         # for those rows only: list functions on every row would double the read time.
-        first.append(f"regexp_matches(order_id, '{REFERENCE_SEPARATORS}') AS several_refs")
-        first.append(f"{key_sql('order_id')} AS ref_key")
-    return ", ".join(first), "".join(f", {column}" for column in second)
+        columns.append(f"regexp_matches(order_id, '{REFERENCE_SEPARATORS}') AS several_refs")
+        columns.append(f"{key_sql('order_id')} AS ref_key")
+    return ", ".join(columns)
 
 
 @dataclass
 class FieldCheck:
     """How one mapped field's values read across the whole file."""
 
+    file: str
     field: str
     column: str
     filled: int
@@ -220,6 +219,7 @@ def validate(
         if spec.kind in ("amount", "timestamp"):
             check = _unreadable(
                 con,
+                file_name,
                 table,
                 spec.name,
                 f"{spec.name}_raw IS NOT NULL AND {spec.name} IS NULL",
@@ -232,6 +232,7 @@ def validate(
         elif spec.kind == "currency":
             check = _unreadable(
                 con,
+                file_name,
                 table,
                 spec.name,
                 f"{spec.name} IS NOT NULL AND {spec.name} NOT IN "
@@ -243,9 +244,10 @@ def validate(
         elif spec.kind == "id" and spec.required:
             check = _unreadable(
                 con,
+                file_name,
                 table,
                 spec.name,
-                f"{spec.name} IS NULL AND NOT ({_blank_row(role)})",
+                f"{spec.name} IS NULL AND NOT ({_blank_row(role, mapping)})",
                 "true",
                 column,
             )
@@ -264,15 +266,16 @@ def validate(
     return report
 
 
-def _blank_row(role: Role) -> str:
+def _blank_row(role: Role, mapping: DatasetMapping) -> str:
     """Rows that carry nothing but line-item detail (continuation rows of an order)."""
-    if role is Role.ORDERS:
+    if role is Role.ORDERS and "order_amount" in mapping.columns:
         return "order_amount_raw IS NULL"
     return "false"
 
 
 def _unreadable(
     con: duckdb.DuckDBPyConnection,
+    file_name: str,
     table: str,
     field_name: str,
     bad: str,
@@ -284,7 +287,7 @@ def _unreadable(
         f"list(rowid + 1 ORDER BY rowid) FILTER (WHERE {bad})[1:5] FROM {table}"
     ).fetchone()
     assert row is not None
-    return FieldCheck(field_name, column, int(row[0]), int(row[1]), list(row[2] or []))
+    return FieldCheck(file_name, field_name, column, int(row[0]), int(row[1]), list(row[2] or []))
 
 
 def merge(first: ValidationReport, second: ValidationReport) -> ValidationReport:

@@ -1,0 +1,106 @@
+"""Validation of a mapping on every row: what does not read is counted, with example rows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agent.data.reconcile import connect, load_and_validate
+from agent.data.schema import (
+    AmountReading,
+    DatasetMapping,
+    Mapping,
+    ReadingOptions,
+    Role,
+    TimestampReading,
+)
+from agent.errors import UnknownColumnError
+
+
+def mapping(**orders_columns: str) -> Mapping:
+    options = ReadingOptions(
+        amounts={"order_amount": AmountReading(thousands=","), "captured_amount": AmountReading()},
+        timestamps={"order_date": TimestampReading(pattern="%Y-%m-%d", timezone="UTC")},
+    )
+    return Mapping(
+        orders=DatasetMapping(
+            columns=orders_columns
+            or {
+                "order_id": "id",
+                "order_amount": "total",
+                "currency": "ccy",
+                "order_date": "date",
+            },
+            options=options,
+        ),
+        payments=DatasetMapping(
+            columns={
+                "payment_id": "pid",
+                "order_id": "ref",
+                "captured_amount": "amount",
+                "currency": "ccy",
+            },
+            options=options,
+        ),
+    )
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[Role, tuple[Path, str]]:
+    rows = [f"{1000 + i},{i}.00,USD,2025-10-{1 + i % 28:02d}" for i in range(1, 301)]
+    rows[9] = "1010,ten dollars,USD,2025-10-10"  # data row 10: not an amount
+    rows[19] = "1020,20.00,US$,2025-10-20"  # data row 20: not a currency code
+    rows[29] = ",30.00,USD,2025-10-30"  # data row 30: no id
+    rows[39] = "1040,40.00,USD,40/10/2025"  # data row 40: not a date in this format
+    orders = tmp_path / "orders.csv"
+    orders.write_text("id,total,ccy,date\n" + "\n".join(rows) + "\n")
+    payments = tmp_path / "payments.csv"
+    payments.write_text(
+        "pid,ref,amount,ccy\n" + "".join(f"p{i},{1000 + i},{i}.00,USD\n" for i in range(1, 301))
+    )
+    return {Role.ORDERS: (orders, "orders.csv"), Role.PAYMENTS: (payments, "payments.csv")}
+
+
+def test_unreadable_values_are_counted_with_example_rows(
+    files: dict[Role, tuple[Path, str]],
+) -> None:
+    report = load_and_validate(connect(), files, mapping())
+    checks = {c.field: c for c in report.checks if c.file == "orders.csv"}
+    assert checks["order_amount"].unreadable == 1
+    assert checks["order_amount"].example_rows == [10]
+    assert checks["currency"].example_rows == [20]
+    assert checks["order_id"].example_rows == [30]
+    assert checks["order_date"].example_rows == [40]
+    assert report.ok  # one bad value in 300 is a warning, not a block
+    assert any(
+        "orders.csv: 1 of 300 values that do not read as amounts" in w for w in report.warnings
+    )
+    assert any('"ccy"' in w and "ISO 4217" in w for w in report.warnings)
+
+
+def test_many_unreadable_required_values_block_the_mapping(
+    tmp_path: Path, files: dict[Role, tuple[Path, str]]
+) -> None:
+    orders = tmp_path / "orders.csv"
+    orders.write_text(
+        "id,total,ccy,date\n"
+        + "".join(f"{1000 + i},{i}.50,USD,2025-10-01\n" for i in range(5))
+        + "".join(f"{2000 + i},{i};50,USD,2025-10-01\n" for i in range(5))
+    )
+    report = load_and_validate(connect(), {**files, Role.ORDERS: (orders, "orders.csv")}, mapping())
+    assert not report.ok
+    assert any("order_amount" in e and "rows 6, 7, 8, 9, 10" in e for e in report.errors)
+
+
+def test_a_mapped_column_the_file_lacks_is_named(files: dict[Role, tuple[Path, str]]) -> None:
+    wrong = mapping(order_id="id", order_amount="Total Price", currency="ccy")
+    with pytest.raises(UnknownColumnError, match='orders.csv has no column "Total Price"'):
+        load_and_validate(connect(), files, wrong)
+
+
+def test_a_required_field_without_a_column_is_an_error(
+    files: dict[Role, tuple[Path, str]],
+) -> None:
+    report = load_and_validate(connect(), files, mapping(order_id="id", currency="ccy"))
+    assert "orders.csv: no column is mapped to order_amount" in report.errors
