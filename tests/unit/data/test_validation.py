@@ -95,7 +95,7 @@ def test_many_unreadable_required_values_block_the_mapping(
 
 def test_a_mapped_column_the_file_lacks_is_named(files: dict[Role, tuple[Path, str]]) -> None:
     wrong = mapping(order_id="id", order_amount="Total Price", currency="ccy")
-    with pytest.raises(UnknownColumnError, match='orders.csv has no column "Total Price"'):
+    with pytest.raises(UnknownColumnError, match=r'orders\.csv has no column "Total Price"'):
         load_and_validate(connect(), files, wrong)
 
 
