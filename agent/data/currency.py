@@ -35,7 +35,3 @@ def is_currency_code(value: str) -> bool:
     """Whether `value` (any case, surrounding spaces allowed) is an active ISO 4217 code."""
     return value.strip().upper() in CURRENCY_EXPONENTS
 
-
-def minor_unit_exponent(code: str) -> int:
-    """The number of decimal places of `code`'s minor unit; raises KeyError for unknown codes."""
-    return CURRENCY_EXPONENTS[code.strip().upper()]

@@ -253,7 +253,6 @@ SCHEMA: dict[Role, tuple[FieldSpec, ...]] = {
     ),
 }
 
-REQUIRES_CURRENCY = "currency"
 
 
 def spec(role: Role, name: str) -> FieldSpec:

@@ -10,7 +10,7 @@ import pytest
 
 from agent.data.ingest import inspect_csv
 from agent.data.mapping import Proposal, header_score, infer_mapping
-from agent.data.schema import SCHEMA, Role
+from agent.data.schema import Role, spec
 
 SHOPIFY = (
     "Name,Email,Financial Status,Paid at,Fulfillment Status,Fulfilled at,Accepts Marketing,"
@@ -293,10 +293,10 @@ def test_a_missing_required_column_is_a_clarification(tmp_path: Path) -> None:
 
 
 def test_header_matching_ignores_case_spacing_and_punctuation() -> None:
-    order_id = next(s for s in SCHEMA[Role.PAYMENTS] if s.name == "order_id")
+    order_id = spec(Role.PAYMENTS, "order_id")
     assert header_score(order_id, "order_id (metadata)") == pytest.approx(1.0)
     assert header_score(order_id, "  Order-ID ") == pytest.approx(1.0)
     assert header_score(order_id, "ORDER ID") == pytest.approx(1.0)
-    captured = next(s for s in SCHEMA[Role.PAYMENTS] if s.name == "captured_amount")
+    captured = spec(Role.PAYMENTS, "captured_amount")
     assert header_score(captured, "Amount Refunded") < 0.5
     assert header_score(captured, "Converted Amount") < 0.5
