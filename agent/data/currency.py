@@ -34,4 +34,3 @@ CURRENCY_SYMBOLS = "$€£¥₹₩₽₺₪₫₦₱฿₴₲₡₵₭₮₸"
 def is_currency_code(value: str) -> bool:
     """Whether `value` (any case, surrounding spaces allowed) is an active ISO 4217 code."""
     return value.strip().upper() in CURRENCY_EXPONENTS
-

@@ -11,6 +11,7 @@ Findings stay in DuckDB (table `findings`) so that a million-row run costs no Py
 from __future__ import annotations
 
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -256,10 +257,26 @@ def reconcile(
     errors of `ingest` for a file that cannot be read as approved.
     """
     con = con or connect()
-    with tempfile.TemporaryDirectory(dir=workdir) as scratch:
-        for role in Role:
-            path, name = files[role]
-            load_dataset(con, role, path, name, mapping.for_role(role), Path(scratch))
+    with (
+        tempfile.TemporaryDirectory(dir=workdir) as scratch,
+        ThreadPoolExecutor(max_workers=2, thread_name_prefix="load") as pool,
+    ):
+        # Both files load at once, each on its own cursor: DuckDB interleaves the two scans,
+        # which keeps both cores busy through the phases where one scan alone would not.
+        loads = [
+            pool.submit(
+                load_dataset,
+                con.cursor(),
+                role,
+                files[role][0],
+                files[role][1],
+                mapping.for_role(role),
+                Path(scratch),
+            )
+            for role in Role
+        ]
+        for load in loads:
+            load.result()
     run_engine(con, mapping, policy)
     return Reconciliation(con, {role: files[role][1] for role in Role}, policy)
 
@@ -288,7 +305,7 @@ def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy)
     units.setdefault("refunded_amount", units["captured_amount"])
     script = f"""
     SET preserve_insertion_order = false;
-    CREATE OR REPLACE TEMP TABLE currency_exponents AS SELECT * FROM {known_currency_sql()};
+    CREATE OR REPLACE TABLE currency_exponents AS SELECT * FROM {known_currency_sql()};
     CREATE OR REPLACE MACRO fmt_minor(m, x) AS CASE x
         WHEN 2 THEN CAST(CAST(m AS DECIMAL(18, 0)) * 0.01 AS VARCHAR)
         WHEN 0 THEN CAST(m AS VARCHAR)
@@ -296,11 +313,11 @@ def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy)
         WHEN 4 THEN CAST(CAST(m AS DECIMAL(18, 0)) * 0.0001 AS VARCHAR) END;
 
     -- Orders: one per key, read from its first data row (line-item rows collapse into it).
-    CREATE OR REPLACE TEMP TABLE order_first AS
+    CREATE OR REPLACE TABLE order_first AS
     SELECT order_key, min(rowid) AS r FROM orders_rows WHERE order_key <> '' GROUP BY 1;
 
     -- Payments: failed attempts left out; repeated rows of one payment id counted once.
-    CREATE OR REPLACE TEMP TABLE payment_copies AS
+    CREATE OR REPLACE TABLE payment_copies AS
     WITH repeated AS (
         SELECT payment_id FROM payments_rows
         WHERE payment_id IS NOT NULL
@@ -313,7 +330,7 @@ def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy)
       AND (payment_status IS NULL OR payment_status NOT IN {failed})
     GROUP BY payment_id;
 
-    CREATE OR REPLACE TEMP TABLE payments AS
+    CREATE OR REPLACE TABLE payments AS
     SELECT r, payment_id, ref_key, refs, currency, exponent,
            {minor_sql("captured_amount", units["captured_amount"], "exponent")} AS amount_minor,
            coalesce({minor_sql("refunded_amount", units["refunded_amount"], "exponent")}, 0)
@@ -336,11 +353,11 @@ def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy)
     -- Classification of every order: the first category that applies (CATEGORY_ORDER), from
     -- what the payments naming exactly that order add up to. References that name no order
     -- come out of the same join, as orphans.
-    CREATE OR REPLACE TEMP TABLE shared_references AS
+    CREATE OR REPLACE TABLE shared_references AS
     SELECT ref_key FROM payments WHERE refs = 1 AND amount_minor IS NOT NULL
     GROUP BY 1 HAVING count(*) > 1;
 
-    CREATE OR REPLACE TEMP TABLE order_findings AS
+    CREATE OR REPLACE TABLE order_findings AS
     WITH orders AS (
         SELECT f.r, f.order_key, o.order_id, o.currency_code AS currency, e.exponent,
                {minor_sql("o.order_amount", units["order_amount"], "e.exponent")} AS amount_minor,
@@ -396,7 +413,7 @@ def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy)
     FROM orders o FULL OUTER JOIN by_reference b ON b.ref_key = o.order_key;
 
     -- Payments naming several orders, and the orders they name.
-    CREATE OR REPLACE TEMP TABLE multi_links AS
+    CREATE OR REPLACE TABLE multi_links AS
     SELECT p.r AS payment_r, f.r AS order_r
     FROM (SELECT rowid AS r, unnest({reference_tokens_sql("order_id")}) AS token
           FROM payments_rows WHERE rowid IN (SELECT r FROM payments WHERE refs > 1)) p
@@ -406,11 +423,11 @@ def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy)
     UPDATE order_findings SET category = NULL
     WHERE category IS NOT NULL AND r IN (SELECT order_r FROM multi_links);
 
-    CREATE OR REPLACE TEMP TABLE flagged_orders AS
+    CREATE OR REPLACE TABLE flagged_orders AS
     SELECT r, category, captured, currency, exponent, amount_minor, order_id, order_key
     FROM order_findings WHERE category IS NOT NULL AND category <> 'orphan';
 
-    CREATE OR REPLACE TEMP TABLE finding_payments AS
+    CREATE OR REPLACE TABLE finding_payments AS
     SELECT ref_key AS order_key, r, payment_id, amount_minor FROM payments
     WHERE refs = 1 AND ref_key IN (SELECT order_key FROM flagged_orders);
 
@@ -423,14 +440,14 @@ def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy)
         WHEN captured < amount_minor THEN 'partial_capture' ELSE 'over_capture' END
     WHERE category = 'duplicate_capture?';
 
-    CREATE OR REPLACE TEMP TABLE payment_findings AS
+    CREATE OR REPLACE TABLE payment_findings AS
     SELECT r FROM payments WHERE refs <> 1 AND amount_minor IS NOT NULL
     UNION SELECT r FROM payment_copies
     UNION SELECT p.r FROM payments p
           WHERE p.refs = 1 AND p.amount_minor IS NOT NULL
             AND p.ref_key IN (SELECT orphan_key FROM order_findings WHERE category = 'orphan');
 
-    CREATE OR REPLACE TEMP TABLE findings AS
+    CREATE OR REPLACE TABLE findings AS
     WITH flagged_payments AS (
         SELECT order_key, list(payment_id ORDER BY r) AS payment_ids,
                list(r + 1 ORDER BY r) AS payment_rows

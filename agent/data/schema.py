@@ -254,7 +254,6 @@ SCHEMA: dict[Role, tuple[FieldSpec, ...]] = {
 }
 
 
-
 def spec(role: Role, name: str) -> FieldSpec:
     """The field `name` of `role`; raises KeyError for a field the role does not have."""
     for item in SCHEMA[role]:
