@@ -129,10 +129,7 @@ class Reconciliation:
         con = self._con
         counts = dict.fromkeys(CATEGORY_ORDER, 0)
         diffs: dict[str, dict[str, str]] = {c: {} for c in CATEGORY_ORDER}
-        for category, currency, count, diff in con.execute(
-            "SELECT category, currency, count(*), fmt_minor(sum(abs(coalesce(actual, 0) - "
-            "coalesce(expected, 0))), any_value(exponent)) FROM findings GROUP BY ALL"
-        ).fetchall():
+        for category, currency, count, diff in con.execute(_CATEGORY_TOTALS).fetchall():
             counts[category] += count
             if currency is not None and diff is not None:
                 diffs[category][currency] = diff
@@ -508,6 +505,17 @@ SELECT (SELECT count(*) FROM order_first), (SELECT count(*) FROM orders_rows),
        (SELECT list(r + 1 ORDER BY r) FROM order_findings
         WHERE r IS NOT NULL AND amount_minor IS NULL),
        (SELECT list(r + 1 ORDER BY r) FROM payments WHERE amount_minor IS NULL)
+"""
+
+# The money a category concerns, per currency: the gap between expected and found (for a
+# currency mismatch the two amounts are in different currencies, so no gap is given).
+_CATEGORY_TOTALS = """
+SELECT category, currency, count(*),
+       CASE WHEN category <> 'currency_mismatch'
+             AND sum(abs(coalesce(actual, 0) - coalesce(expected, 0))) <> 0
+            THEN fmt_minor(sum(abs(coalesce(actual, 0) - coalesce(expected, 0))),
+                           any_value(exponent)) END
+FROM findings GROUP BY category, currency
 """
 
 _CURRENCY_TOTALS = """

@@ -232,3 +232,12 @@ def test_every_category_is_explained_in_words() -> None:
     for category in CATEGORY_ORDER:
         assert len(explanations[category]) > 40
     assert "failed" in explanations["legitimate"]
+
+
+def test_the_summary_gives_the_money_each_category_concerns(run: Reconciliation) -> None:
+    money = {c.category: c.difference_by_currency for c in run.summary().categories}
+    assert money["amount_mismatch"] == {"USD": "10.00"}
+    assert money["order_without_capture"] == {"USD": "100.00"}
+    assert money["partial_capture"] == {"USD": "40.00"}
+    assert money["currency_mismatch"] == {}
+    assert money["capture_outside_window"] == {}
