@@ -236,11 +236,17 @@ def sql_timestamp(column: str, fmt: TimestampFormat) -> str:
     is microseconds since 1970-01-01 UTC, and the zone conversion is only paid for other zones.
     """
     pattern = fmt.pattern.replace("'", "''")
-    parsed = f"try_strptime(trim({column}), '{pattern}')"
+    parsed = f"try_strptime({sql_trim(column)}, '{pattern}')"
     if "%z" in fmt.pattern or fmt.pattern.endswith("Z") or fmt.timezone in (None, "UTC", "Etc/UTC"):
         return parsed
     zone = fmt.timezone.replace("'", "''")
     return f"timezone('{zone}', {parsed})"
+
+
+def sql_trim(value: str) -> str:
+    """`trim(value)` that copies the string only when there is something to trim (cheaper)."""
+    padded = f"starts_with({value}, ' ') OR ends_with({value}, ' ')"
+    return f"(CASE WHEN {padded} THEN trim({value}) ELSE {value} END)"
 
 
 def known_currency_sql() -> str:

@@ -20,6 +20,7 @@ from agent.data.formats import (
     known_currency_sql,
     sql_amount,
     sql_timestamp,
+    sql_trim,
 )
 from agent.data.ingest import (
     CsvLayout,
@@ -91,7 +92,7 @@ def _select_list(role: Role, layout: CsvLayout, mapping: DatasetMapping, *, keep
             )
         column = columns[source]
         # Each kind trims where it matters: a parse expression reads the raw cell itself.
-        text = f"NULLIF(trim({column}), '')"
+        text = f"NULLIF({sql_trim(column)}, '')"
         if spec.kind == "amount":
             reading = mapping.options.amounts.get(spec.name)
             fmt = NumberFormat(reading.decimal, reading.thousands) if reading else NumberFormat()
@@ -118,7 +119,8 @@ def _select_list(role: Role, layout: CsvLayout, mapping: DatasetMapping, *, keep
 
 def key_sql(value: str) -> str:
     """A DuckDB expression comparing ids across files, as `profile.normalize_key` does."""
-    return f"lower(trim(replace({value}, '#', '')))"
+    without_hash = f"replace({value}, '#', '')"
+    return f"lower({sql_trim(without_hash)})"
 
 
 REFERENCE_SEPARATORS = "[\\s,;|/&+]"
