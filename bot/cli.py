@@ -21,6 +21,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from agent.data.demo import generate
 from agent.data.ingest import inspect_csv
 from agent.data.mapping import Proposal, infer_mapping
@@ -29,7 +31,7 @@ from agent.data.pipeline import run_job
 from agent.data.policy import Policy
 from agent.data.reconcile import Reconciliation, connect, load_and_validate
 from agent.data.schema import Mapping, Role
-from agent.errors import ReconbotError
+from agent.errors import MappingError, ReconbotError
 
 logger = logging.getLogger(__name__)
 
@@ -122,7 +124,7 @@ def _inspect(args: argparse.Namespace) -> int:
 
 
 def _reconcile(args: argparse.Namespace) -> int:
-    mapping = Mapping.model_validate_json(args.mapping.read_text())
+    mapping = _read_mapping(args.mapping)
     files = {
         Role.ORDERS: (args.orders, args.orders.name),
         Role.PAYMENTS: (args.payments, args.payments.name),
@@ -140,6 +142,18 @@ def _reconcile(args: argparse.Namespace) -> int:
         print(render_outcome(result.reconciliation, result.digests))
         print(f"\n{result.exported} exceptions written to {args.export}")
     return EXIT_OK
+
+
+def _read_mapping(path: Path) -> Mapping:
+    """The approved mapping saved at `path`; a clear error when it is missing or not one."""
+    try:
+        return Mapping.model_validate_json(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise MappingError(
+            f"no mapping file at {path}; save one with `reconbot inspect … --save-mapping`"
+        ) from None
+    except (ValidationError, UnicodeDecodeError) as error:
+        raise MappingError(f"{path} is not a saved reconbot mapping ({error})") from None
 
 
 def _explain(args: argparse.Namespace) -> int:

@@ -208,18 +208,30 @@ def _candidates(spec: FieldSpec, profiles: list[ColumnProfile]) -> list[_Scored]
         elif by_values > 0:
             found.append(_Scored(profile.name, by_values * fit, why))
     found.sort(key=lambda c: -c.score)
-    if spec.kind == "amount" and len(found) == 1 and found[0].reason == "its values are amounts":
+    if len(found) == 1 and found[0].reason in _ONLY_ONE:
         found[0].score = 0.6
-        found[0].reason = "the only column whose values are amounts"
+        found[0].reason = _ONLY_ONE[found[0].reason]
     return found
+
+
+# A value-only candidate that is the only one of its kind in the file is likely enough.
+_ONLY_ONE = {
+    "its values are amounts": "the only column whose values are amounts",
+    "its values are timestamps": "the only column whose values are timestamps",
+}
 
 
 def _role_fit(profiles: list[ColumnProfile], role: Role) -> float:
     required = [s for s in SCHEMA[role] if s.required]
     total = 0.0
+    used: set[str] = set()
     for spec in required:
-        found = _candidates(spec, profiles)
-        total += found[0].score if found else 0.0
+        # One column cannot play two fields: a file with a single id column has no separate
+        # payment id and order reference, so it fits the payments role badly.
+        found = [c for c in _candidates(spec, profiles) if c.column not in used]
+        if found:
+            total += found[0].score
+            used.add(found[0].column)
     words = {t for p in profiles for t in normalize_header(p.name).split()}
     bonus = min(0.3, 0.06 * len(words & _ROLE_WORDS[role]))
     return total / len(required) + bonus

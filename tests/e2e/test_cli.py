@@ -80,3 +80,12 @@ def test_explain_a_rule(tmp_path: Path) -> None:
     result = reconbot("explain", "duplicate_capture", cwd=tmp_path)
     assert result.returncode == 0
     assert "charged more than once" in result.stdout
+
+
+def test_reconcile_without_a_saved_mapping_says_how_to_make_one(tmp_path: Path) -> None:
+    (tmp_path / "o.csv").write_text("order_id,total,currency\n1,1.00,USD\n")
+    (tmp_path / "p.csv").write_text("id,order_id,amount,currency\nch_1,1,1.00,USD\n")
+    result = reconbot("reconcile", "o.csv", "p.csv", "--mapping", "missing.json", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "no mapping file at missing.json" in result.stderr
+    assert "Traceback" not in result.stderr
