@@ -105,12 +105,10 @@ class Summary(BaseModel):
         return sum(self.counts.values())
 
 
-def connect(threads: int | None = None) -> duckdb.DuckDBPyConnection:
+def connect() -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection set up for reconciling: UTC, bounded memory."""
     con = duckdb.connect(config={"memory_limit": MEMORY_LIMIT})
     con.execute("SET TimeZone = 'UTC'")
-    if threads:
-        con.execute(f"SET threads = {int(threads)}")
     return con
 
 
