@@ -325,12 +325,16 @@ def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy)
       AND (payment_status IS NULL OR payment_status NOT IN {failed})
     GROUP BY payment_id;
 
+    -- A payment naming exactly one order carries that order's first row (order_r): the only
+    -- join on text; everything after it matches integers.
     CREATE OR REPLACE TABLE payments AS
-    SELECT r, payment_id, ref_key, refs, currency, exponent,
-           {minor_sql("captured_amount", units["captured_amount"], "exponent")} AS amount_minor,
-           coalesce({minor_sql("refunded_amount", units["refunded_amount"], "exponent")}, 0)
+    SELECT p.r, p.payment_id, p.ref_key, p.refs, p.currency, e.exponent,
+           {minor_sql("p.captured_amount", units["captured_amount"], "e.exponent")}
+               AS amount_minor,
+           coalesce({minor_sql("p.refunded_amount", units["refunded_amount"], "e.exponent")}, 0)
                AS refunded_minor,
-           captured_at, refunded_status
+           p.captured_at, p.refunded_status,
+           CASE WHEN p.refs = 1 THEN f.r END AS order_r
     FROM (SELECT rowid AS r, payment_id,
                  CASE WHEN several_refs THEN {reference_tokens_sql("order_id")}[1]
                       ELSE ref_key END AS ref_key,
@@ -343,15 +347,16 @@ def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy)
           FROM payments_rows
           WHERE (payment_status IS NULL OR payment_status NOT IN {failed})
             AND rowid NOT IN (SELECT unnest(rows[2:]) - 1 FROM payment_copies)) p
-    LEFT JOIN currency_exponents e ON e.code = p.currency;
+    LEFT JOIN currency_exponents e ON e.code = p.currency
+    LEFT JOIN order_first f ON f.order_key = p.ref_key;
 
-    -- Classification of every order: the first category that applies (CATEGORY_ORDER), from
-    -- what the payments naming exactly that order add up to. References that name no order
-    -- come out of the same join, as orphans.
-    CREATE OR REPLACE TABLE shared_references AS
-    SELECT ref_key FROM payments WHERE refs = 1 AND amount_minor IS NOT NULL
+    -- Orders that more than one payment names.
+    CREATE OR REPLACE TABLE shared_orders AS
+    SELECT order_r FROM payments WHERE order_r IS NOT NULL AND amount_minor IS NOT NULL
     GROUP BY 1 HAVING count(*) > 1;
 
+    -- Classification of every order: the first category that applies (CATEGORY_ORDER), from
+    -- what the payments naming exactly that order add up to.
     CREATE OR REPLACE TABLE order_findings AS
     WITH orders AS (
         SELECT f.r, f.order_key, o.order_id, o.currency_code AS currency, e.exponent,
@@ -359,30 +364,28 @@ def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy)
                epoch_us(o.order_date) AS order_at, o.order_status
         FROM order_first f JOIN orders_rows o ON o.rowid = f.r
         LEFT JOIN currency_exponents e ON e.code = o.currency_code
-    ), by_reference AS (
-        SELECT ref_key, 1 AS n, amount_minor AS captured, refunded_minor AS refunded,
+    ), by_order AS (
+        SELECT order_r, 1 AS n, amount_minor AS captured, refunded_minor AS refunded,
                currency AS currency_low, currency AS currency_high,
                captured_at AS first_capture, captured_at AS last_capture,
                amount_minor AS smallest, amount_minor AS largest,
                refunded_minor >= amount_minor OR refunded_status AS all_refunded,
                refunded_status AS any_refunded
         FROM payments
-        WHERE refs = 1 AND amount_minor IS NOT NULL
-          AND ref_key NOT IN (SELECT ref_key FROM shared_references)
+        WHERE order_r IS NOT NULL AND amount_minor IS NOT NULL
+          AND order_r NOT IN (SELECT order_r FROM shared_orders)
         UNION ALL
-        SELECT ref_key, count(*), sum(amount_minor), sum(refunded_minor), min(currency),
+        SELECT order_r, count(*), sum(amount_minor), sum(refunded_minor), min(currency),
                max(currency), min(captured_at), max(captured_at), min(amount_minor),
                max(amount_minor), bool_and(refunded_minor >= amount_minor OR refunded_status),
                bool_or(refunded_status)
         FROM payments
-        WHERE refs = 1 AND amount_minor IS NOT NULL
-          AND ref_key IN (SELECT ref_key FROM shared_references)
+        WHERE order_r IN (SELECT order_r FROM shared_orders) AND amount_minor IS NOT NULL
         GROUP BY 1
     )
     SELECT o.r, o.order_id, o.order_key, o.currency, o.exponent, o.amount_minor, b.n,
-           b.captured, CASE WHEN o.r IS NULL THEN b.ref_key END AS orphan_key,
+           b.captured,
       CASE
-        WHEN o.r IS NULL THEN 'orphan'
         WHEN o.amount_minor IS NULL THEN NULL
         WHEN b.n IS NULL THEN
             CASE WHEN o.order_status IN {voided} THEN NULL ELSE 'order_without_capture' END
@@ -405,7 +408,7 @@ def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy)
         WHEN b.captured < o.amount_minor THEN 'partial_capture'
         ELSE 'over_capture'
       END AS category
-    FROM orders o FULL OUTER JOIN by_reference b ON b.ref_key = o.order_key;
+    FROM orders o LEFT JOIN by_order b ON b.order_r = o.r;
 
     -- Payments naming several orders, and the orders they name.
     CREATE OR REPLACE TABLE multi_links AS
@@ -420,15 +423,15 @@ def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy)
 
     CREATE OR REPLACE TABLE flagged_orders AS
     SELECT r, category, captured, currency, exponent, amount_minor, order_id, order_key
-    FROM order_findings WHERE category IS NOT NULL AND category <> 'orphan';
+    FROM order_findings WHERE category IS NOT NULL;
 
     CREATE OR REPLACE TABLE finding_payments AS
-    SELECT ref_key AS order_key, r, payment_id, amount_minor FROM payments
-    WHERE refs = 1 AND ref_key IN (SELECT order_key FROM flagged_orders);
+    SELECT order_r, r, payment_id, amount_minor FROM payments
+    WHERE order_r IN (SELECT r FROM flagged_orders);
 
     -- With three or more captures, whether a single one covers the order needs each capture.
     UPDATE flagged_orders SET category = CASE WHEN r IN (
-            SELECT f.r FROM flagged_orders f JOIN finding_payments p USING (order_key)
+            SELECT f.r FROM flagged_orders f JOIN finding_payments p ON p.order_r = f.r
             WHERE f.category = 'duplicate_capture?'
               AND abs(p.amount_minor - f.amount_minor) <= {tol})
         THEN 'duplicate_capture'
@@ -436,20 +439,18 @@ def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy)
     WHERE category = 'duplicate_capture?';
 
     CREATE OR REPLACE TABLE payment_findings AS
-    SELECT r FROM payments WHERE refs <> 1 AND amount_minor IS NOT NULL
-    UNION SELECT r FROM payment_copies
-    UNION SELECT p.r FROM payments p
-          WHERE p.refs = 1 AND p.amount_minor IS NOT NULL
-            AND p.ref_key IN (SELECT orphan_key FROM order_findings WHERE category = 'orphan');
+    SELECT r FROM payments
+    WHERE amount_minor IS NOT NULL AND (refs <> 1 OR order_r IS NULL)
+    UNION SELECT r FROM payment_copies;
 
     CREATE OR REPLACE TABLE findings AS
     WITH flagged_payments AS (
-        SELECT order_key, list(payment_id ORDER BY r) AS payment_ids,
+        SELECT order_r AS r, list(payment_id ORDER BY r) AS payment_ids,
                list(r + 1 ORDER BY r) AS payment_rows
         FROM finding_payments GROUP BY 1
     ), flagged_copies AS (
         -- The few flagged orders whose payments were repeated get every row of each payment.
-        SELECT f.order_key, list(c.row ORDER BY c.row) AS payment_rows
+        SELECT f.order_r AS r, list(c.row ORDER BY c.row) AS payment_rows
         FROM finding_payments f
         JOIN (SELECT r, unnest(rows) AS row FROM payment_copies) c ON c.r = f.r
         GROUP BY 1
@@ -466,23 +467,22 @@ def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy)
            list_transform(payment_ids, lambda x: lower(x)) AS payment_keys,
            payment_rows, currency, exponent, expected, actual
     FROM (
-        SELECT category, r + 1 AS sort_row, [order_id] AS order_ids, [order_key] AS order_keys,
-               [r + 1] AS order_rows, coalesce(fp.payment_ids, []) AS payment_ids,
+        SELECT category, o.r + 1 AS sort_row, [order_id] AS order_ids,
+               [order_key] AS order_keys, [o.r + 1] AS order_rows,
+               coalesce(fp.payment_ids, []) AS payment_ids,
                coalesce(
-                   CASE WHEN fc.order_key IS NULL THEN fp.payment_rows
+                   CASE WHEN fc.r IS NULL THEN fp.payment_rows
                         ELSE list_sort(list_distinct(fp.payment_rows || fc.payment_rows)) END,
                    []) AS payment_rows,
                currency, exponent,
                amount_minor AS expected,
                CASE WHEN category = 'order_without_capture' THEN 0 ELSE captured END AS actual
-        FROM flagged_orders LEFT JOIN flagged_payments fp USING (order_key)
-        LEFT JOIN flagged_copies fc USING (order_key)
+        FROM flagged_orders o LEFT JOIN flagged_payments fp ON fp.r = o.r
+        LEFT JOIN flagged_copies fc ON fc.r = o.r
         UNION ALL
         SELECT CASE
                  WHEN p.refs > 1 THEN 'multi_order_payment'
-                 WHEN p.refs = 0 OR p.ref_key IN (
-                     SELECT orphan_key FROM order_findings WHERE category = 'orphan')
-                   THEN 'capture_without_order'
+                 WHEN p.refs = 0 OR p.order_r IS NULL THEN 'capture_without_order'
                  ELSE 'duplicate_payment_row'
                END,
                p.r + 1, coalesce(m.order_ids, []), coalesce(m.order_keys, []),
@@ -500,8 +500,7 @@ _STATS = """
 SELECT (SELECT count(*) FROM order_first), (SELECT count(*) FROM orders_rows),
        (SELECT count(*) FROM payments), (SELECT count(*) FROM payments_rows),
        (SELECT count(*) FROM payments_rows WHERE payment_status IN {failed}),
-       (SELECT list(r + 1 ORDER BY r) FROM order_findings
-        WHERE r IS NOT NULL AND amount_minor IS NULL),
+       (SELECT list(r + 1 ORDER BY r) FROM order_findings WHERE amount_minor IS NULL),
        (SELECT list(r + 1 ORDER BY r) FROM payments WHERE amount_minor IS NULL)
 """
 
@@ -522,7 +521,7 @@ WITH o AS (
            sum(amount_minor) AS total,
            count(*) FILTER (WHERE category IS NULL AND n IS NOT NULL) AS matched,
            sum(amount_minor) FILTER (WHERE category IS NULL AND n IS NOT NULL) AS matched_total
-    FROM order_findings WHERE r IS NOT NULL GROUP BY 1
+    FROM order_findings GROUP BY 1
 ), p AS (
     SELECT currency, any_value(exponent) AS exponent, count(*) AS captures,
            sum(amount_minor) AS total
