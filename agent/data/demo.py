@@ -101,6 +101,7 @@ class _Writer:
     next_payment: int = 0
 
     def payment_id(self) -> str:
+        """A new Stripe-like charge id, unique within the file."""
         self.next_payment += 1
         return f"ch_3Q{self.next_payment:010d}{self.rng.choice('ABCDEFGH')}"
 
@@ -126,6 +127,7 @@ class _Payer:
         captured: str = "true",
         refunded: int = 0,
     ) -> str:
+        """Write one payment row for this order (its defaults unless overridden)."""
         return _write_payment(
             self.writer,
             self.ref,
