@@ -146,10 +146,15 @@ def sql_amount(column: str, fmt: NumberFormat) -> str:
     simple = digits.replace(core, column)
     fast = ""
     if fmt.decimal == ".":
-        fast = (
-            f"WHEN TRY_CAST({column} AS {SQL_DECIMAL}) IS NOT NULL "
-            f"THEN TRY_CAST({column} AS {SQL_DECIMAL}) "
-        )
+        # A cast that fails costs far more than one that succeeds: only try it on values that
+        # hold no separator but the decimal point.
+        guards = [f"NOT contains({column}, ',')"]
+        if fmt.thousands not in ("", ",", " "):
+            guards.append(
+                f"NOT contains({column}, '{fmt.thousands.replace(chr(39), chr(39) * 2)}')"
+            )
+        cast = f"TRY_CAST({column} AS {SQL_DECIMAL})"
+        fast = f"WHEN {' AND '.join(guards)} AND {cast} IS NOT NULL THEN {cast} "
     return (
         f"(CASE {fast}WHEN regexp_full_match({column}, '{signed}') "
         f"THEN TRY_CAST({simple} AS {SQL_DECIMAL}) ELSE {general} END)"
