@@ -310,8 +310,8 @@ def _apply_key_overlap(
         for ref_column, lists in token_lists.items():
             hits = sum(1 for tokens in lists if any(t in keys for t in tokens))
             overlap[(key_column, ref_column)] = hits / len(lists) if lists else 0.0
-    for role, group, position in ((Role.ORDERS, order_keys, 0), (Role.PAYMENTS, refs, 1)):
-        best_any = max(overlap.values())
+    best_any = max(overlap.values())
+    for group, position in ((order_keys, 0), (refs, 1)):
         for candidate in group:
             mine = max(v for k, v in overlap.items() if k[position] == candidate.column)
             if mine >= 0.05:
@@ -321,7 +321,6 @@ def _apply_key_overlap(
                 candidate.score *= 0.5
                 candidate.reason += "; its values never match the other file"
         group.sort(key=lambda c: -c.score)
-        scored[role]["order_id"] = group
 
 
 def _dataset_proposal(
