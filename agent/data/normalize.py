@@ -1,13 +1,15 @@
 """Read a whole file into DuckDB under an approved mapping, and check it (validation).
 
 `load_dataset` reads every row with exactly the approved reading options into a table of
-canonical fields (`orders_rows` or `payments_rows`), keeping the raw text of parsed fields so
-that `validate` can report, per field, the share of values that do not read and example rows.
-Amounts become exact integer minor units of each row's currency.
+canonical fields (`orders_rows` or `payments_rows`), with exact decimals and the keys that join
+the files; with `keep_raw` it keeps the raw text of parsed fields so that `validate` can report,
+per field, the share of values that do not read and example rows. `load_both` reads the two
+files at once. Minor units are computed by the engine, where a currency table can be joined.
 """
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,7 +29,7 @@ from agent.data.ingest import (
     layout_from_options,
     read_table,
 )
-from agent.data.schema import SCHEMA, DatasetMapping, Role
+from agent.data.schema import SCHEMA, DatasetMapping, Mapping, Role
 from agent.errors import UnknownColumnError
 
 REQUIRED_SHARE = 0.99
@@ -72,6 +74,37 @@ def load_dataset(
     derived = _derived_columns(role, mapping)
     query = f"SELECT *, {derived} FROM (SELECT {select} FROM {SOURCE})"
     return read_table(con, table_name(role), query, path, layout, workdir)
+
+
+def load_both(
+    con: duckdb.DuckDBPyConnection,
+    files: dict[Role, tuple[Path, str]],
+    mapping: Mapping,
+    workdir: Path | None = None,
+    *,
+    keep_raw: bool = False,
+) -> None:
+    """Load the orders and the payments file at once, each on its own cursor.
+
+    DuckDB interleaves the two scans, which keeps both cores busy through the phases where one
+    scan alone would not. `files` maps each role to (path on disk, the uploader's file name).
+    """
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="load") as pool:
+        loads = [
+            pool.submit(
+                load_dataset,
+                con.cursor(),
+                role,
+                files[role][0],
+                files[role][1],
+                mapping.for_role(role),
+                workdir,
+                keep_raw=keep_raw,
+            )
+            for role in Role
+        ]
+        for load in loads:
+            load.result()
 
 
 def _select_list(role: Role, layout: CsvLayout, mapping: DatasetMapping, *, keep_raw: bool) -> str:

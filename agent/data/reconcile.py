@@ -10,8 +10,6 @@ Findings stay in DuckDB (table `findings`) so that a million-row run costs no Py
 
 from __future__ import annotations
 
-import tempfile
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +19,7 @@ from pydantic import BaseModel, ConfigDict
 from agent.data.formats import known_currency_sql
 from agent.data.normalize import (
     ValidationReport,
-    load_dataset,
+    load_both,
     merge,
     minor_sql,
     reference_tokens_sql,
@@ -230,12 +228,9 @@ def load_and_validate(
     workdir: Path | None = None,
 ) -> ValidationReport:
     """Read both files into `con` under `mapping` and check every mapped field on every row."""
-    reports = []
-    for role in Role:
-        path, name = files[role]
-        load_dataset(con, role, path, name, mapping.for_role(role), workdir, keep_raw=True)
-        reports.append(validate(con, role, name, mapping.for_role(role)))
-    return merge(reports[0], reports[1])
+    load_both(con, files, mapping, workdir, keep_raw=True)
+    first, second = (validate(con, role, files[role][1], mapping.for_role(role)) for role in Role)
+    return merge(first, second)
 
 
 def reconcile(
@@ -252,26 +247,7 @@ def reconcile(
     errors of `ingest` for a file that cannot be read as approved.
     """
     con = con or connect()
-    with (
-        tempfile.TemporaryDirectory(dir=workdir) as scratch,
-        ThreadPoolExecutor(max_workers=2, thread_name_prefix="load") as pool,
-    ):
-        # Both files load at once, each on its own cursor: DuckDB interleaves the two scans,
-        # which keeps both cores busy through the phases where one scan alone would not.
-        loads = [
-            pool.submit(
-                load_dataset,
-                con.cursor(),
-                role,
-                files[role][0],
-                files[role][1],
-                mapping.for_role(role),
-                Path(scratch),
-            )
-            for role in Role
-        ]
-        for load in loads:
-            load.result()
+    load_both(con, files, mapping, workdir)
     run_engine(con, mapping, policy)
     return Reconciliation(con, {role: files[role][1] for role in Role}, policy)
 
