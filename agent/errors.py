@@ -17,8 +17,13 @@ what the uploader already sees in their own file. Code that shows errors to user
     │   ├── RaggedRowsError         a row with more or fewer cells than the header
     │   ├── UnclosedQuoteError      a quote opened in a row and never closed
     │   └── CellTooLargeError       a single cell over the size limit
-    └── MappingError              a mapping that cannot be used as given
-        └── UnknownColumnError      the mapping names a column the file does not have
+    ├── MappingError              a mapping that cannot be used as given
+    │   └── UnknownColumnError      the mapping names a column the file does not have
+    ├── ApprovalRefusedError           a decision that the guard refuses; carries a reason code
+    ├── WorkflowError             a request the investigation cannot take in its state
+    │   ├── UnknownInvestigationError    no investigation has that id
+    │   └── InputChangedError       a blob's bytes differ from the digest they were stored under
+    └── ConfigurationError        settings that cannot work (a bad URL, a missing secret)
 """
 
 from __future__ import annotations
@@ -84,3 +89,31 @@ class MappingError(ReconbotError):
 
 class UnknownColumnError(MappingError):
     """The mapping names a column that the file does not have."""
+
+
+class ApprovalRefusedError(ReconbotError):
+    """The guard refused a decision; `reason` is a stable code (`RefusalReason`), `str()` says why.
+
+    Refusals are expected outcomes, not failures: they are recorded in the audit log and shown
+    to the person who clicked, in words.
+    """
+
+    def __init__(self, reason: str, message: str) -> None:
+        self.reason = reason
+        super().__init__(message)
+
+
+class WorkflowError(ReconbotError):
+    """A request that the investigation cannot take in its present state."""
+
+
+class UnknownInvestigationError(WorkflowError):
+    """No investigation has the given id."""
+
+
+class InputChangedError(WorkflowError):
+    """Stored bytes no longer match the digest they were approved under."""
+
+
+class ConfigurationError(ReconbotError):
+    """A setting that cannot work; the message names the setting and what it expects."""

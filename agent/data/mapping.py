@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict
 
-from agent.data.currency import CURRENCY_EXPONENTS
+from agent.data.currency import CURRENCY_EXPONENTS, is_currency_code
 from agent.data.formats import NumberFormat, parse_number
 from agent.data.ingest import CsvSample
 from agent.data.profile import ColumnProfile, normalize_key, profile_sample, reference_tokens
@@ -30,6 +30,8 @@ from agent.data.schema import (
     Role,
     TimestampReading,
 )
+from agent.data.schema import spec as spec_of
+from agent.errors import UnknownColumnError
 
 MIN_SCORE = 0.5
 AMBIGUITY_MARGIN = 0.15
@@ -237,14 +239,42 @@ def _role_fit(profiles: list[ColumnProfile], role: Role) -> float:
     return total / len(required) + bonus
 
 
-def infer_mapping(first: CsvSample, second: CsvSample) -> Proposal:
+def _role_fits(first: list[ColumnProfile], second: list[ColumnProfile]) -> tuple[float, float]:
+    straight = _role_fit(first, Role.ORDERS) + _role_fit(second, Role.PAYMENTS)
+    crossed = _role_fit(first, Role.PAYMENTS) + _role_fit(second, Role.ORDERS)
+    return straight, crossed
+
+
+def assign_roles(first: CsvSample, second: CsvSample) -> tuple[Role, Role]:
+    """Which role each of two files plays, decided from content as `infer_mapping` decides it."""
+    straight, crossed = _role_fits(profile_sample(first), profile_sample(second))
+    if crossed > straight:
+        return Role.PAYMENTS, Role.ORDERS
+    return Role.ORDERS, Role.PAYMENTS
+
+
+def role_of(sample: CsvSample) -> Role:
+    """The role one file most likely plays, from its headers and values alone."""
+    profiles = profile_sample(sample)
+    return max(Role, key=lambda role: _role_fit(profiles, role))
+
+
+def infer_mapping(
+    first: CsvSample,
+    second: CsvSample,
+    *,
+    answers: dict[Role, dict[str, str]] | None = None,
+) -> Proposal:
     """Propose which file holds orders and which payments, and a mapping for each.
 
-    The two samples can come in either order: roles are decided from the content.
+    The two samples can come in either order: roles are decided from the content. `answers` are
+    a person's choices (role -> field -> column); a chosen column is taken as given, and for
+    `currency` a three-letter code that is not a column becomes the file's default currency.
+    Raises UnknownColumnError for an answer naming a column the file does not have.
     """
+    answers = answers or {}
     profiles = [profile_sample(first), profile_sample(second)]
-    straight = _role_fit(profiles[0], Role.ORDERS) + _role_fit(profiles[1], Role.PAYMENTS)
-    crossed = _role_fit(profiles[0], Role.PAYMENTS) + _role_fit(profiles[1], Role.ORDERS)
+    straight, crossed = _role_fits(profiles[0], profiles[1])
     clarifications: list[Clarification] = []
     if crossed > straight:
         first, second = second, first
@@ -269,7 +299,7 @@ def infer_mapping(first: CsvSample, second: CsvSample) -> Proposal:
     datasets = {}
     for role in Role:
         datasets[role] = _dataset_proposal(
-            role, samples[role], by_role[role], scored[role], clarifications
+            role, samples[role], by_role[role], scored[role], clarifications, answers.get(role, {})
         )
     _decide_units(datasets, samples, clarifications)
     return Proposal(
@@ -329,12 +359,56 @@ def _dataset_proposal(
     profiles: list[ColumnProfile],
     scored: dict[str, list[_Scored]],
     clarifications: list[Clarification],
+    answers: dict[str, str],
 ) -> DatasetProposal:
     by_name = {p.name: p for p in profiles}
     choices: list[FieldChoice] = []
-    used: set[str] = set()
+    default_currency: str | None = None
+    answered = dict(answers)
+    if "currency" in answered and answered["currency"] not in by_name:
+        code = answered.pop("currency").strip().upper()
+        if not is_currency_code(code):
+            raise UnknownColumnError(
+                f'{sample.layout.file_name} has no column "{code}", and it is not a currency code'
+            )
+        default_currency = code
+    for field, answer in answered.items():
+        spec_of(role, field)  # raises KeyError for a field the role does not have
+        if answer not in by_name:
+            raise UnknownColumnError(
+                f'{sample.layout.file_name} has no column "{answer}" (chosen for {field}); '
+                f"its columns are: {', '.join(sample.layout.columns)}"
+            )
+    used: set[str] = set(answered.values())
     notes = list(sample.layout.notes)
     for spec in SCHEMA[role]:
+        if spec.name in answered:
+            chosen = answered[spec.name]
+            choices.append(
+                FieldChoice(
+                    field=spec.name,
+                    required=spec.required or spec.kind == "currency",
+                    column=chosen,
+                    confidence=1.0,
+                    reason="chosen by a person",
+                    alternatives=[],
+                    samples=list(by_name[chosen].samples),
+                )
+            )
+            continue
+        if spec.name == "currency" and default_currency is not None:
+            choices.append(
+                FieldChoice(
+                    field=spec.name,
+                    required=True,
+                    column=None,
+                    confidence=1.0,
+                    reason=f"every row is in {default_currency} (chosen by a person)",
+                    alternatives=[],
+                    samples=[],
+                )
+            )
+            continue
         found = [c for c in scored[spec.name] if c.column not in used]
         viable = [c for c in found if c.score >= MIN_SCORE]
         column: str | None = None
@@ -400,7 +474,7 @@ def _dataset_proposal(
                 samples=list(by_name[column].samples) if column else [],
             )
         )
-    if not any(c.field == "currency" and c.column for c in choices):
+    if default_currency is None and not any(c.field == "currency" and c.column for c in choices):
         clarifications.append(
             Clarification(
                 role=role,
@@ -413,6 +487,8 @@ def _dataset_proposal(
             )
         )
     options = _reading_options(sample, by_name, choices, notes)
+    if default_currency is not None:
+        options = options.model_copy(update={"default_currency": default_currency})
     return DatasetProposal(
         role=role,
         file_name=sample.layout.file_name,

@@ -1,0 +1,255 @@
+"""The value types of an investigation: what is stored, shown, approved and refused.
+
+An investigation holds revisions of its inputs; each revision holds one file per role. A pause is
+an `ApprovalRequest`: a snapshot written once, when the pause is recorded, that says exactly
+what a person is asked to decide. Decisions are recorded against it, and an `Outcome` is saved
+when the resumed phase finishes.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from agent.data.mapping import Clarification
+from agent.data.schema import Mapping, Role
+
+
+class PauseKind(StrEnum):
+    """Why an investigation waits for a person."""
+
+    CLARIFICATION = "clarification"
+    CONFIRMATION = "confirmation"
+    BLOCKED_RECONCILE = "blocked_reconcile"
+
+
+class PauseStatus(StrEnum):
+    """Where a pause is in its lifecycle (DESIGN §4)."""
+
+    PENDING = "pending"
+    CLAIMED = "claimed"
+    CONSUMED = "consumed"
+    REJECTED = "rejected"
+    SUPERSEDED = "superseded"
+    EXPIRED = "expired"
+    FAILED = "failed"
+
+
+class InvestigationStatus(StrEnum):
+    """Where an investigation stands, as people see it."""
+
+    AWAITING_FILE = "awaiting_file"
+    AWAITING_DECISION = "awaiting_decision"
+    RECONCILING = "reconciling"
+    COMPLETED = "completed"
+    REJECTED = "rejected"
+    FAILED = "failed"
+
+
+class RefusalReason(StrEnum):
+    """Stable codes of the guard's refusals; shown to people in words, kept in the audit log.
+
+    `NOT_APPROVABLE` is not in DESIGN §4: a clarification has no complete mapping, so it can be
+    answered (an edit) but not approved.
+    """
+
+    UNKNOWN_PAUSE = "UNKNOWN_PAUSE"
+    ALREADY_CONSUMED = "ALREADY_CONSUMED"
+    ALREADY_CLAIMED = "ALREADY_CLAIMED"
+    REJECTED = "REJECTED"
+    SUPERSEDED = "SUPERSEDED"
+    EXPIRED = "EXPIRED"
+    IDENTITY_MISMATCH = "IDENTITY_MISMATCH"
+    NOT_AUTHORIZED = "NOT_AUTHORIZED"
+    STALE_INPUT = "STALE_INPUT"
+    MAPPING_MISMATCH = "MAPPING_MISMATCH"
+    NOT_APPROVABLE = "NOT_APPROVABLE"
+
+
+class DatasetRef(BaseModel):
+    """One uploaded file as the case holds it: its role, name, size and content digest."""
+
+    model_config = ConfigDict(frozen=True)
+
+    role: Role
+    name: str
+    size: int
+    digest: str
+    slack_file_id: str | None = None
+
+
+class Revision(BaseModel):
+    """The inputs of an investigation at one point: one file per role, and their identity."""
+
+    model_config = ConfigDict(frozen=True)
+
+    investigation_id: str
+    number: int
+    files: dict[Role, DatasetRef]
+    input_identity: str | None
+    created_at: datetime
+
+    @property
+    def complete(self) -> bool:
+        """Whether both roles have a file."""
+        return all(role in self.files for role in Role)
+
+
+class Investigation(BaseModel):
+    """A case: who asked, where, and which revision is current."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    status: InvestigationStatus
+    requested_by: str
+    channel: str | None
+    thread_ts: str | None
+    revision: int
+    created_at: datetime
+
+
+class ApproverPolicy(BaseModel):
+    """Who may approve: listed users or groups (empty: anyone), and whether the requester may."""
+
+    model_config = ConfigDict(frozen=True)
+
+    approvers: tuple[str, ...] = ()
+    self_approval: bool = True
+
+
+class Approver(BaseModel):
+    """The person deciding, with the groups they belong to (for group-based approver lists)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    user: str
+    groups: tuple[str, ...] = ()
+
+
+class FieldReading(BaseModel):
+    """One row of the proposal a person reads: field, column, confidence, sample values."""
+
+    model_config = ConfigDict(frozen=True)
+
+    role: Role
+    field: str
+    required: bool
+    column: str | None
+    confidence_percent: int
+    samples: list[str]
+    alternatives: list[str]
+
+
+class ApprovalRequest(BaseModel):
+    """The pause snapshot: exactly what a person is asked to decide. Written once, never rewritten.
+
+    It withholds reconciliation figures: it describes inputs and an interpretation, not results.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    pause_id: str
+    investigation_id: str
+    kind: PauseKind
+    revision: int
+    files: list[DatasetRef]
+    input_identity: str
+    mapping: Mapping | None
+    mapping_digest: str | None
+    fields: list[FieldReading]
+    clarifications: list[Clarification]
+    problems: list[str]
+    warnings: list[str]
+    rows: dict[str, int]
+    policy_version: str
+    authorization_identity: str
+    requested_by: str
+    channel: str | None
+    thread_ts: str | None
+    created_at: datetime
+    expires_at: datetime
+    approver_policy: ApproverPolicy
+    answers: dict[Role, dict[str, str]]
+    message: str
+
+    @property
+    def approvable(self) -> bool:
+        """Whether Approve applies: a complete, valid mapping is on the table."""
+        return self.kind is not PauseKind.CLARIFICATION and self.mapping is not None
+
+
+class PauseState(BaseModel):
+    """A saved pause and where it stands now."""
+
+    model_config = ConfigDict(frozen=True)
+
+    request: ApprovalRequest
+    status: PauseStatus
+    decided_by: str | None = None
+    decided_at: datetime | None = None
+    reason: str | None = None
+    message_ts: str | None = None
+
+
+class Decision(BaseModel):
+    """A person's decision on a pause, accepted or refused."""
+
+    model_config = ConfigDict(frozen=True)
+
+    pause_id: str
+    investigation_id: str
+    action: str
+    actor: str
+    reason: str | None
+    accepted: bool
+    refusal: RefusalReason | None
+    at: datetime
+
+
+class Outcome(BaseModel):
+    """The result of a resumed phase: counts per category, the summary, the agent's report."""
+
+    model_config = ConfigDict(frozen=True)
+
+    investigation_id: str
+    pause_id: str
+    revision: int
+    mapping_digest: str
+    input_identity: str
+    counts: dict[str, int]
+    summary: dict[str, Any]
+    top_findings: list[dict[str, Any]]
+    report: str
+    export_digest: str | None
+    export_rows: int
+    created_at: datetime
+
+
+class ToolExecution(BaseModel):
+    """One tool execution of one agent invocation (the trace)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    investigation_id: str
+    invocation_id: str
+    phase: str
+    tool_use_id: str
+    name: str
+    status: str
+    duration_ms: int
+
+
+class InvestigationStatusReport(BaseModel):
+    """Everything saved about an investigation, as `status` shows it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    investigation: Investigation
+    revisions: list[Revision]
+    pauses: list[PauseState]
+    decisions: list[Decision]
+    outcome: Outcome | None

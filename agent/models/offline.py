@@ -1,0 +1,256 @@
+"""The offline model: a deterministic Strands `Model` that plans tool calls from the conversation.
+
+It reads the last `Task:` message and the tool results that followed it, and either calls the
+next tool or writes its answer from those results. It is the default model: tests, demos and
+air-gapped use behave exactly like a live model, through the same agent loop, tools and hook.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncGenerator, AsyncIterable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+from strands.models import Model
+from strands.types.content import Messages
+from strands.types.streaming import StreamEvent
+from strands.types.tools import ToolSpec
+
+from agent.data.policy import CATEGORY_ORDER
+
+T = TypeVar("T", bound=BaseModel)
+
+_TASK = re.compile(r"^Task: (\w+)", re.MULTILINE)
+_QUESTION = re.compile(r"^Question from [^:]*: (.*)$", re.MULTILINE | re.DOTALL)
+_ID = re.compile(r"#?\b[A-Za-z]{0,6}_?[A-Za-z0-9]*\d[A-Za-z0-9_\-]*")
+_POLICY_WORDS = ("rule", "policy", "tolerance", "window", "why", "explain", "mean")
+MAX_LOOKUPS = 3
+
+
+@dataclass
+class ToolCall:
+    """The next step is a tool call."""
+
+    name: str
+    input: dict[str, Any]
+
+
+@dataclass
+class Reply:
+    """The next step is the final text of the turn."""
+
+    text: str
+
+
+@dataclass
+class Done:
+    """A tool executed earlier in this turn, with its parsed JSON result."""
+
+    name: str
+    input: dict[str, Any]
+    ok: bool
+    data: dict[str, Any]
+
+
+def _task(messages: Messages) -> tuple[str, str, list[Done]]:
+    """The current task's name and text, and the tools executed since it was given."""
+    start = 0
+    name, text = "", ""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if message["role"] != "user":
+            continue
+        texts = [block["text"] for block in message["content"] if "text" in block]
+        match = next((m for m in (_TASK.search(t) for t in texts) if m), None)
+        if match:
+            start, name, text = index, match.group(1), "\n".join(texts)
+            break
+    calls: dict[str, tuple[str, dict[str, Any]]] = {}
+    done = []
+    for message in messages[start + 1 :]:
+        for block in message["content"]:
+            if "toolUse" in block:
+                use = block["toolUse"]
+                calls[use["toolUseId"]] = (use["name"], dict(use.get("input") or {}))
+            elif "toolResult" in block:
+                tool_result = block["toolResult"]
+                tool_name, tool_input = calls.get(tool_result["toolUseId"], ("", {}))
+                raw = "".join(c.get("text", "") for c in tool_result["content"])
+                try:
+                    data = json.loads(raw)
+                except ValueError:
+                    data = {"error": raw}
+                ok = tool_result.get("status") == "success" and data.get("ok", True)
+                done.append(Done(tool_name, tool_input, bool(ok), data))
+    return name, text, done
+
+
+def _last(done: list[Done], name: str) -> Done | None:
+    return next((d for d in reversed(done) if d.name == name), None)
+
+
+def plan(messages: Messages) -> ToolCall | Reply:
+    """The next step of the conversation: which tool to call, or what to answer."""
+    task, text, done = _task(messages)
+    if task in ("investigate", "revise"):
+        if task == "investigate" and _last(done, "inspect_datasets") is None:
+            return ToolCall("inspect_datasets", {})
+        validation = _last(done, "validate_mapping")
+        if validation is None:
+            return ToolCall("validate_mapping", {})
+        return Reply(str(validation.data.get("message", "Waiting for a person's decision.")))
+    if task == "reconcile":
+        run = _last(done, "reconcile")
+        if run is None:
+            return ToolCall("reconcile", {})
+        return Reply(reconcile_report(run))
+    if task == "answer":
+        return _answer(text, done)
+    return Reply("I can investigate uploaded files, reconcile approved ones and answer questions.")
+
+
+def _answer(text: str, done: list[Done]) -> ToolCall | Reply:
+    match = _QUESTION.search(text)
+    question = match.group(1).strip() if match else text
+    lowered = question.lower()
+    if "reconcile" in lowered and _last(done, "reconcile") is None:
+        return ToolCall("reconcile", {})
+    identifiers = list(dict.fromkeys(_ID.findall(question)))[:MAX_LOOKUPS]
+    looked_up = {d.input.get("identifier") for d in done if d.name == "get_evidence"}
+    for identifier in identifiers:
+        if identifier not in looked_up:
+            return ToolCall("get_evidence", {"identifier": identifier})
+    categories = [c for c in (*CATEGORY_ORDER, "legitimate") if c in lowered]
+    for d in done:
+        if d.name == "get_evidence":
+            categories += [f.get("category") for f in d.data.get("findings", [])]
+    explained = {d.input.get("category") for d in done if d.name == "explain_policy"}
+    wants_rule = any(word in lowered for word in _POLICY_WORDS)
+    for category in dict.fromkeys(c for c in categories if c):
+        if category not in explained and (wants_rule or category in lowered):
+            return ToolCall("explain_policy", {"category": category})
+    if not done and not identifiers:
+        return ToolCall("explain_policy", {})
+    return Reply(answer_from(done))
+
+
+def _money(value: Any, currency: Any) -> str:
+    return f"{value} {currency}" if value not in (None, "") else "nothing"
+
+
+def answer_from(done: list[Done]) -> str:
+    """An answer written from the results of the tools called for a question."""
+    lines: list[str] = []
+    for d in done:
+        if d.name == "reconcile" and not d.ok:
+            lines.append(str(d.data.get("error", "Reconciling was refused.")))
+        elif d.name == "get_evidence":
+            identifier = d.input.get("identifier", "")
+            if not d.ok:
+                lines.append(str(d.data.get("error")))
+                continue
+            findings = d.data.get("findings", [])
+            if not findings:
+                lines.append(f"{identifier} is in no finding: it reconciled cleanly or is unknown.")
+            files = d.data.get("files", {})
+            for f in findings:
+                lines.append(
+                    f"{identifier} is flagged as {f['category']}: orders {f['order_ids'] or '-'} "
+                    f"({files.get('orders', 'orders')} rows {f['orders_rows'] or '-'}), payments "
+                    f"{f['payment_ids'] or '-'} ({files.get('payments', 'payments')} rows "
+                    f"{f['payments_rows'] or '-'}); expected {_money(f['expected'], f['currency'])}"
+                    f", found {_money(f['actual'], f['currency'])}."
+                )
+        elif d.name == "explain_policy" and d.ok:
+            for category, rule in d.data.get("rules", {}).items():
+                lines.append(f"Rule {category} (policy {d.data.get('policy_version')}): {rule}")
+        elif not d.ok:
+            lines.append(str(d.data.get("error")))
+    return "\n".join(lines) or "I found nothing to answer that with."
+
+
+def reconcile_report(run: Done) -> str:
+    """The summary of a reconciliation, written from the reconcile tool's result only."""
+    if not run.ok:
+        return str(run.data.get("error", "Reconciling was refused."))
+    data = run.data
+    counts = {k: v for k, v in data.get("counts", {}).items() if v}
+    lines = [
+        f"Reconciled {data.get('orders', 0):,} orders against {data.get('payments', 0):,} "
+        f"payments ({data.get('failed_attempts', 0):,} failed attempts ignored): "
+        f"{data.get('total_findings', 0):,} exceptions."
+    ]
+    lines.extend(f"- {category}: {count:,}" for category, count in counts.items())
+    for finding in data.get("first_findings", [])[:5]:
+        where = "; ".join(
+            f"{e['file']} rows {', '.join(map(str, e['rows'][:5]))}" for e in finding["evidence"]
+        )
+        lines.append(
+            f"  e.g. {finding['category']}: orders {', '.join(finding['order_ids']) or '-'}, "
+            f"payments {', '.join(finding['payment_ids']) or '-'}; expected "
+            f"{_money(finding['expected'], finding['currency'])}, found "
+            f"{_money(finding['actual'], finding['currency'])} ({where})"
+        )
+    lines.append(f"The exceptions file lists all {data.get('exceptions_file_rows', 0):,}.")
+    return "\n".join(lines)
+
+
+class OfflineModel(Model):
+    """A deterministic model for tests, demos and air-gapped use; no network, no randomness."""
+
+    def __init__(self) -> None:
+        self._config: dict[str, Any] = {"model_id": "reconbot-offline"}
+
+    def update_config(self, **model_config: Any) -> None:
+        """Merge configuration (kept for the Model interface; nothing in it changes the plan)."""
+        self._config.update(model_config)
+
+    def get_config(self) -> dict[str, Any]:
+        """The configuration."""
+        return self._config
+
+    async def structured_output(
+        self,
+        output_model: type[T],
+        prompt: Messages,
+        system_prompt: str | None = None,
+        **kwargs: Any,
+    ) -> AsyncGenerator[dict[str, T | Any], None]:
+        """Not used by reconbot: its outcomes are tool results, not structured output."""
+        raise NotImplementedError("the offline model plans tool calls; it has no structured output")
+        yield {}  # pragma: no cover
+
+    async def stream(
+        self,
+        messages: Messages,
+        tool_specs: list[ToolSpec] | None = None,
+        system_prompt: str | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterable[StreamEvent]:
+        """Stream the next step as Converse-style events: one tool call, or the final text."""
+        step = plan(messages)
+        yield {"messageStart": {"role": "assistant"}}
+        if isinstance(step, ToolCall):
+            tool_use_id = f"offline-{len(messages)}-{step.name}"
+            yield {
+                "contentBlockStart": {
+                    "start": {"toolUse": {"toolUseId": tool_use_id, "name": step.name}}
+                }
+            }
+            yield {"contentBlockDelta": {"delta": {"toolUse": {"input": json.dumps(step.input)}}}}
+            yield {"contentBlockStop": {}}
+            yield {"messageStop": {"stopReason": "tool_use"}}
+        else:
+            yield {"contentBlockStart": {"start": {}}}
+            yield {"contentBlockDelta": {"delta": {"text": step.text}}}
+            yield {"contentBlockStop": {}}
+            yield {"messageStop": {"stopReason": "end_turn"}}
+        yield {
+            "metadata": {
+                "usage": {"inputTokens": 0, "outputTokens": 0, "totalTokens": 0},
+                "metrics": {"latencyMs": 0},
+            }
+        }

@@ -1,0 +1,75 @@
+"""What one agent invocation works on, passed to the tools through Strands' invocation state.
+
+The context is filled from the database by the workflow, never by the model: the files of the
+current revision, the confirmed mapping when one is bound, the saved outcome for questions.
+Tools write what they conclude (a pause, a reconciliation) back into it for the workflow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agent.data.mapping import Proposal
+from agent.data.normalize import ValidationReport
+from agent.data.policy import Policy
+from agent.data.schema import Mapping, Role
+from agent.domain import DatasetRef, Outcome, PauseKind, ToolExecution
+from agent.ports import BlobStore
+
+STATE_KEY = "reconbot"
+
+
+@dataclass(frozen=True)
+class BoundContext:
+    """A confirmed approval: the only mapping the reconcile tool will use, and for which inputs."""
+
+    pause_id: str
+    mapping: Mapping
+    mapping_digest: str
+    input_identity: str
+    files: dict[Role, DatasetRef]
+
+
+@dataclass
+class PauseSignal:
+    """A tool's conclusion that a person must decide before anything else happens."""
+
+    kind: PauseKind
+    proposal: Proposal | None
+    report: ValidationReport | None
+    problems: list[str]
+    message: str
+
+
+@dataclass
+class ReconcileResult:
+    """What the reconcile tool produced: the figures and the stored exceptions file."""
+
+    counts: dict[str, int]
+    summary: dict[str, Any]
+    top_findings: list[dict[str, Any]]
+    export_digest: str
+    export_rows: int
+
+
+@dataclass
+class InvestigationContext:
+    """Everything the tools of one invocation may use, and what they leave for the workflow."""
+
+    investigation_id: str
+    files: dict[Role, DatasetRef]
+    blobs: BlobStore
+    policy: Policy
+    max_upload_bytes: int
+    workdir: Path
+    answers: dict[Role, dict[str, str]] = field(default_factory=dict)
+    bound: BoundContext | None = None
+    outcome: Outcome | None = None
+    pause: PauseSignal | None = None
+    result: ReconcileResult | None = None
+    on_tool_executed: Callable[[ToolExecution], None] | None = None
+    phase: str = ""
+    invocation_id: str = ""

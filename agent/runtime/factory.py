@@ -1,0 +1,30 @@
+"""Build the Strands agent of one invocation from the saved conversation and the shared model."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from strands import Agent
+from strands.agent.conversation_manager import NullConversationManager
+from strands.models import Model
+
+from agent.runtime.hooks import PauseAndTraceHook
+from agent.runtime.prompts import SYSTEM_PROMPT
+from agent.runtime.tools import TOOLS
+
+
+def build_agent(model: Model, messages: list[dict[str, Any]]) -> Agent:
+    """A fresh agent over `messages` (the saved conversation), with reconbot's tools and hook.
+
+    No callback handler (nothing is printed) and a conversation manager that never drops
+    history: what the model saw is what is saved.
+    """
+    return Agent(
+        model=model,
+        messages=messages,  # type: ignore[arg-type]
+        tools=list(TOOLS),
+        system_prompt=SYSTEM_PROMPT,
+        callback_handler=None,
+        conversation_manager=NullConversationManager(),
+        hooks=[PauseAndTraceHook()],
+    )

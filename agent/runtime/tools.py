@@ -1,0 +1,308 @@
+"""The agent's tools over the data engine. Their docstrings are the model's specification.
+
+Every tool reads the files and the confirmed mapping from the investigation context that the
+workflow filled from the database; none trusts a file name, a mapping or an id from the model
+beyond what it validates. Results are JSON text, and error results explain themselves, because
+some models see a tool result's text but not its status.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import tempfile
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+from strands import tool
+from strands.types.tools import ToolContext
+
+from agent.data.evidence import findings_for
+from agent.data.ingest import CsvSample, inspect_csv
+from agent.data.mapping import Proposal, infer_mapping
+from agent.data.normalize import ValidationReport
+from agent.data.pipeline import run_job
+from agent.data.policy import CATEGORY_ORDER
+from agent.data.reconcile import connect, load_and_validate
+from agent.data.schema import Role
+from agent.domain import PauseKind
+from agent.errors import ReconbotError, UnknownColumnError
+from agent.identity import input_identity
+from agent.runtime.context import STATE_KEY, InvestigationContext, PauseSignal, ReconcileResult
+
+logger = logging.getLogger(__name__)
+
+TOP_FINDINGS = 10
+_FIELD_REF = re.compile(r"^(orders|payments)\.([a-z_]+)$")
+
+
+def _context(tool_context: ToolContext) -> InvestigationContext:
+    context = tool_context.invocation_state.get(STATE_KEY)
+    if not isinstance(context, InvestigationContext):
+        raise RuntimeError("the tool ran outside an investigation")
+    return context
+
+
+def result(data: dict[str, Any], *, error: bool = False) -> dict[str, Any]:
+    """A tool result whose text is JSON; an error result says `"ok": false` in its own text."""
+    return {
+        "status": "error" if error else "success",
+        "content": [{"text": json.dumps({"ok": not error, **data}, ensure_ascii=False)}],
+    }
+
+
+def _samples(context: InvestigationContext, stack: ExitStack) -> dict[Role, CsvSample]:
+    samples = {}
+    for role, ref in context.files.items():
+        path = stack.enter_context(context.blobs.local_copy(ref.digest))
+        samples[role] = inspect_csv(path, ref.name, max_bytes=context.max_upload_bytes)
+    return samples
+
+
+def _dataset_view(proposal: Proposal, role: Role) -> dict[str, Any]:
+    dataset = proposal.dataset(role)
+    return {
+        "file": dataset.file_name,
+        "role": role.value,
+        "columns": dataset.columns,
+        "delimiter": dataset.options.delimiter,
+        "encoding": dataset.options.encoding,
+        "fields": {
+            c.field: {
+                "column": c.column,
+                "confidence": c.confidence,
+                "reason": c.reason,
+                "alternatives": [a.column for a in c.alternatives],
+            }
+            for c in dataset.choices
+        },
+        "notes": dataset.notes,
+    }
+
+
+@tool(context=True)
+def inspect_datasets(tool_context: ToolContext) -> dict[str, Any]:
+    """Inspect the two uploaded CSV files of this investigation (orders and payments).
+
+    Call this first. It reads each file's layout (encoding, delimiter, header row) and a sample
+    of its rows, decides which file holds orders and which payments, and proposes a source column
+    for every canonical field, with a confidence and alternatives. Orders fields: order_id,
+    order_amount, currency, order_date, order_status, customer. Payments fields: payment_id,
+    order_id (the reference to the order), captured_amount, currency, captured_at,
+    payment_status, refunded_amount. It reports no reconciliation figures. Only the column names
+    listed in `columns` exist; never invent one.
+    """
+    context = _context(tool_context)
+    try:
+        with ExitStack() as stack:
+            samples = _samples(context, stack)
+            proposal = infer_mapping(samples[Role.ORDERS], samples[Role.PAYMENTS])
+    except ReconbotError as error:
+        return result({"error": str(error)}, error=True)
+    return result(
+        {
+            "orders": _dataset_view(proposal, Role.ORDERS),
+            "payments": _dataset_view(proposal, Role.PAYMENTS),
+            "open_questions": [c.question for c in proposal.clarifications],
+        }
+    )
+
+
+def _parse_changes(changes: dict[str, str] | None) -> tuple[dict[Role, dict[str, str]], list[str]]:
+    answers: dict[Role, dict[str, str]] = {}
+    problems = []
+    for key, column in (changes or {}).items():
+        match = _FIELD_REF.match(key.strip())
+        if match is None or not isinstance(column, str):
+            problems.append(
+                f'"{key}" is not a field reference; write "orders.<field>" or "payments.<field>"'
+            )
+            continue
+        answers.setdefault(Role(match.group(1)), {})[match.group(2)] = column
+    return answers, problems
+
+
+@tool(context=True)
+def validate_mapping(
+    tool_context: ToolContext, changes: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """Validate the proposed mapping over every row of both files, then pause for a person.
+
+    Call this after inspect_datasets. `changes` overrides the proposal for some fields: keys are
+    "orders.<field>" or "payments.<field>", values are column names exactly as inspect_datasets
+    listed them (for a currency field, a three-letter code such as "EUR" sets a default currency
+    instead). Leave `changes` empty to validate the proposal as it is. Answers a person already
+    gave are applied first.
+
+    The result is always a pause: a "confirmation" request when the mapping reads both files,
+    or a "clarification" naming the open question (two plausible columns, a missing required
+    field, a column that does not exist, values that do not read). After this tool, stop and
+    wait: a person decides. Never reconcile in the same turn.
+    """
+    context = _context(tool_context)
+    answers = {role: dict(fields) for role, fields in context.answers.items()}
+    model_answers, problems = _parse_changes(changes)
+    for role, fields in model_answers.items():
+        answers.setdefault(role, {}).update(fields)
+    report: ValidationReport | None = None
+    proposal: Proposal | None = None
+    try:
+        with ExitStack() as stack:
+            samples = _samples(context, stack)
+            try:
+                proposal = infer_mapping(
+                    samples[Role.ORDERS], samples[Role.PAYMENTS], answers=answers
+                )
+            except (UnknownColumnError, KeyError) as error:
+                problems.append(str(error).strip("'\""))
+                proposal = infer_mapping(samples[Role.ORDERS], samples[Role.PAYMENTS])
+            mapping = proposal.mapping
+            if mapping is not None and not problems:
+                files = {
+                    role: (stack.enter_context(context.blobs.local_copy(ref.digest)), ref.name)
+                    for role, ref in context.files.items()
+                }
+                report = load_and_validate(connect(), files, mapping, context.workdir)
+                problems.extend(report.errors)
+    except ReconbotError as error:
+        problems.append(str(error))
+    questions = [c.question for c in proposal.clarifications] if proposal else []
+    if proposal is None or proposal.mapping is None or problems:
+        kind = PauseKind.CLARIFICATION
+        message = "The mapping needs an answer before it can be approved: " + " ".join(
+            [*problems, *questions]
+        )
+    else:
+        kind = PauseKind.CONFIRMATION
+        message = "The mapping reads both files. A person must approve it before reconciling."
+    context.pause = PauseSignal(kind, proposal, report, problems, message)
+    return result(
+        {
+            "pause": kind.value,
+            "message": message,
+            "problems": problems,
+            "questions": questions,
+            "warnings": report.warnings if report else [],
+            "rows": report.rows if report else {},
+        }
+    )
+
+
+@tool(context=True)
+def reconcile(tool_context: ToolContext) -> dict[str, Any]:
+    """Reconcile the orders file against the payments file under the approved mapping.
+
+    Takes no arguments: the mapping is the one a person approved for exactly these files, read
+    from the investigation's saved state. Without an approval it refuses and the investigation
+    pauses for one (a "blocked_reconcile" request); never retry it in the same turn. On success
+    it returns the count of findings per category, totals per currency, the first findings with
+    their evidence (file, row numbers, ids) and the exceptions file it stored.
+    """
+    context = _context(tool_context)
+    bound = context.bound
+    if bound is None:
+        message = (
+            "Reconciling needs a person's approval of the mapping for these files; "
+            "none is confirmed. The investigation pauses for it."
+        )
+        context.pause = PauseSignal(PauseKind.BLOCKED_RECONCILE, None, None, [], message)
+        return result({"pause": PauseKind.BLOCKED_RECONCILE.value, "error": message}, error=True)
+    current = input_identity({role: ref.digest for role, ref in context.files.items()})
+    if current != bound.input_identity:
+        return result(
+            {"error": "The files changed after the approval; this approval no longer applies."},
+            error=True,
+        )
+    try:
+        with ExitStack() as stack:
+            files = {
+                role: (stack.enter_context(context.blobs.local_copy(ref.digest)), ref.name)
+                for role, ref in bound.files.items()
+            }
+            folder = Path(stack.enter_context(tempfile.TemporaryDirectory(dir=context.workdir)))
+            export = folder / "exceptions.csv"
+            job = run_job(files, bound.mapping, context.policy, export, workdir=folder)
+            read = {role: job.digests[role] for role in Role}
+            if input_identity(read) != bound.input_identity:
+                return result(
+                    {"error": "The bytes read differ from the approved files; nothing reported."},
+                    error=True,
+                )
+            with export.open("rb") as handle:
+                stored = context.blobs.put(handle)
+            summary = job.reconciliation.summary()
+            top = [
+                f.model_dump(mode="json") for f in job.reconciliation.findings(limit=TOP_FINDINGS)
+            ]
+    except ReconbotError as error:
+        return result({"error": str(error)}, error=True)
+    context.result = ReconcileResult(
+        counts=dict(summary.counts),
+        summary=summary.model_dump(mode="json"),
+        top_findings=top,
+        export_digest=stored.digest,
+        export_rows=job.exported,
+    )
+    return result(
+        {
+            "counts": summary.counts,
+            "total_findings": summary.total_findings,
+            "orders": summary.orders,
+            "payments": summary.payments,
+            "failed_attempts": summary.failed_attempts,
+            "currencies": [c.model_dump(mode="json") for c in summary.currencies],
+            "first_findings": top,
+            "exceptions_file_rows": job.exported,
+        }
+    )
+
+
+@tool(context=True)
+def get_evidence(tool_context: ToolContext, identifier: str) -> dict[str, Any]:
+    """Look up the findings that concern one order id or payment id, with their evidence.
+
+    `identifier` is an id as people write it ("#1042", "1042", "ch_3Nx…"). Returns each finding
+    with its category, the order and payment ids, the 1-based data row numbers in each uploaded
+    file, the currency and the expected and actual amounts. Only works once the investigation
+    has been reconciled; answer questions about findings from this tool's results only.
+    """
+    context = _context(tool_context)
+    outcome = context.outcome
+    if outcome is None or outcome.export_digest is None:
+        return result(
+            {"error": "This investigation has not been reconciled yet; there are no findings."},
+            error=True,
+        )
+    files = {ref.role.value: ref.name for ref in context.files.values()}
+    with context.blobs.local_copy(outcome.export_digest) as export:
+        found = findings_for(export, identifier)
+    return result({"identifier": identifier, "files": files, "findings": found})
+
+
+@tool(context=True)
+def explain_policy(tool_context: ToolContext, category: str | None = None) -> dict[str, Any]:
+    """Explain in plain words the rule behind a finding category, or every rule.
+
+    `category` is one of: multi_order_payment, capture_without_order, duplicate_payment_row,
+    order_without_capture, currency_mismatch, status_mismatch, duplicate_capture,
+    amount_mismatch, partial_capture, over_capture, capture_outside_window, or "legitimate"
+    for what is not a finding. Leave it empty for all rules. Quote these words when answering.
+    """
+    policy = _context(tool_context).policy
+    rules = policy.explanations()
+    if category:
+        if category not in rules:
+            return result(
+                {
+                    "error": f'No category "{category}"; the categories are: '
+                    + ", ".join([*CATEGORY_ORDER, "legitimate"])
+                },
+                error=True,
+            )
+        rules = {category: rules[category]}
+    return result({"policy_version": policy.version, "rules": rules})
+
+
+TOOLS = [inspect_datasets, validate_mapping, reconcile, get_evidence, explain_policy]

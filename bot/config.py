@@ -1,0 +1,78 @@
+"""Configuration: one pydantic-settings class reads the environment of DESIGN §8, once.
+
+Nothing reads the environment anywhere else. `Settings()` is built by the entry points (the
+CLI, the server) and handed to the composition root.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import AliasChoices, Field, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+_DURATION = re.compile(r"^\s*(\d+)\s*([smhd])\s*$")
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
+
+
+def parse_duration(value: str | int | float | timedelta) -> timedelta:
+    """`90s`, `15m`, `24h`, `7d` (or seconds as a number) as a timedelta."""
+    if isinstance(value, timedelta):
+        return value
+    if isinstance(value, int | float):
+        return timedelta(seconds=value)
+    match = _DURATION.match(value)
+    if match is None:
+        raise ValueError(f"{value!r} is not a duration; write e.g. 90s, 15m, 24h or 7d")
+    return timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+
+
+class Settings(BaseSettings):
+    """Every setting of reconbot, from the environment (names as in the README)."""
+
+    model_config = SettingsConfigDict(env_prefix="", extra="ignore", populate_by_name=True)
+
+    slack_bot_token: str | None = Field(default=None, alias="SLACK_BOT_TOKEN", repr=False)
+    slack_signing_secret: str | None = Field(default=None, alias="SLACK_SIGNING_SECRET", repr=False)
+    slack_app_token: str | None = Field(default=None, alias="SLACK_APP_TOKEN", repr=False)
+    slack_api_url: str = Field(default="https://slack.com/api/", alias="SLACK_API_URL")
+    database_url: str = Field(default="sqlite:///var/reconbot.db", alias="RECONBOT_DATABASE_URL")
+    blob_url: str = Field(default="file://var/blobs", alias="RECONBOT_BLOB_URL")
+    s3_endpoint_url: str | None = Field(default=None, alias="RECONBOT_S3_ENDPOINT_URL")
+    model: Literal["offline", "bedrock"] = Field(default="offline", alias="RECONBOT_MODEL")
+    bedrock_model_id: str = Field(
+        default="us.amazon.nova-2-lite-v1:0", alias="RECONBOT_BEDROCK_MODEL_ID"
+    )
+    bedrock_endpoint_url: str | None = Field(default=None, alias="RECONBOT_BEDROCK_ENDPOINT_URL")
+    aws_region: str = Field(default="us-east-1", alias="AWS_REGION")
+    approvers: Annotated[tuple[str, ...], NoDecode] = Field(default=(), alias="RECONBOT_APPROVERS")
+    self_approval: bool = Field(default=True, alias="RECONBOT_SELF_APPROVAL")
+    approval_ttl: timedelta = Field(default=timedelta(hours=24), alias="RECONBOT_APPROVAL_TTL")
+    claim_lease: timedelta = Field(default=timedelta(minutes=15), alias="RECONBOT_CLAIM_LEASE")
+    max_upload_mb: int = Field(default=200, alias="RECONBOT_MAX_UPLOAD_MB", gt=0)
+    work_dir: Path = Field(
+        default=Path("var/work"), validation_alias=AliasChoices("RECONBOT_WORK_DIR")
+    )
+    port: int = Field(default=3000, alias="PORT")
+
+    @field_validator("approvers", mode="before")
+    @classmethod
+    def _split_approvers(cls, value: object) -> object:
+        if isinstance(value, str):
+            return tuple(item.strip() for item in value.split(",") if item.strip())
+        return value
+
+    @field_validator("approval_ttl", "claim_lease", mode="before")
+    @classmethod
+    def _duration(cls, value: object) -> object:
+        if isinstance(value, str | int | float):
+            return parse_duration(value)
+        return value
+
+    @property
+    def max_upload_bytes(self) -> int:
+        """The upload limit in bytes."""
+        return self.max_upload_mb << 20
