@@ -1,5 +1,5 @@
 # Two commands for a fresh machine with Python 3.11+ and make:
-#   make run    reconcile demo data in the terminal on the embedded defaults
+#   make run    investigate demo data in the terminal (type approve) on the embedded defaults
 #   make test   lint, format check, type check and the whole test suite
 PYTHON ?= python3
 UV_VERSION := 0.13.9
@@ -19,8 +19,7 @@ $(VENV)/.synced: $(UV) pyproject.toml uv.lock
 
 run: $(VENV)/.synced
 	$(VENV)/bin/reconbot demo-data --rows 10000 --out $(DEMO)
-	$(VENV)/bin/reconbot inspect $(DEMO)/orders.csv $(DEMO)/payments.csv --save-mapping $(DEMO)/mapping.json
-	$(VENV)/bin/reconbot reconcile $(DEMO)/orders.csv $(DEMO)/payments.csv --mapping $(DEMO)/mapping.json --export $(DEMO)/exceptions.csv
+	$(VENV)/bin/reconbot investigate $(DEMO)/orders.csv $(DEMO)/payments.csv
 
 lint: $(VENV)/.synced
 	$(VENV)/bin/ruff check .

@@ -1,7 +1,13 @@
 """The `reconbot` console script.
 
-Commands available so far (DESIGN §10; the Slack and workflow commands arrive with their issues):
+Commands (DESIGN §10; the Slack commands arrive with the bot):
 
+    reconbot investigate ORDERS PAYMENTS [--json]      decide on stdin: approve | reject REASON |
+                                                       edit [ROLE.]FIELD=COLUMN | ask QUESTION
+    reconbot decide PAUSE-ID approve|reject [REASON] [--json]
+    reconbot status INV-ID [--json]
+    reconbot migrate
+    reconbot audit verify
     reconbot demo-data --rows N --out DIR [--seed S]
     reconbot inspect ORDERS PAYMENTS [--json] [--save-mapping FILE]
     reconbot reconcile ORDERS PAYMENTS --mapping FILE [--export FILE] [--json]
@@ -9,7 +15,8 @@ Commands available so far (DESIGN §10; the Slack and workflow commands arrive w
 
 `inspect` proposes how to read the two files (roles, columns, formats) and checks the proposal
 on every row; `reconcile` runs only under a mapping file that a person saved or edited, which
-is the terminal form of an approval. Exit codes: 0 done, 1 internal error, 2 bad input.
+is the terminal form of an approval. Exit codes: 0 done, 1 internal error, 2 bad input or a
+refusal, 3 rejected by the person.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ from agent.data.policy import Policy
 from agent.data.reconcile import Reconciliation, connect, load_and_validate
 from agent.data.schema import Mapping, Role
 from agent.errors import MappingError, ReconbotError
+from bot.workflow_cli import add_commands
 
 logger = logging.getLogger(__name__)
 
@@ -84,6 +92,7 @@ def _parser() -> argparse.ArgumentParser:
     explain = commands.add_parser("explain", help="explain the reconciliation rules")
     explain.add_argument("category", nargs="?")
     explain.set_defaults(handler=_explain)
+    add_commands(commands)
     return parser
 
 

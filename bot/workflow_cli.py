@@ -1,0 +1,357 @@
+"""The workflow commands of the console script: investigate, decide, status, migrate, audit.
+
+They drive the same service as the Slack bot, on the configured (by default embedded) storage,
+so an investigation paused in a terminal can be decided later from another process, or in Slack.
+With `--json` every step prints exactly one JSON document on one line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+import shlex
+import sys
+from contextlib import ExitStack
+from typing import Any, TextIO
+
+from agent.data.schema import SCHEMA, Role
+from agent.domain import ApprovalRequest, Approver, Outcome, PauseStatus
+from agent.errors import ApprovalRefusedError, ReconbotError, WorkflowError
+from agent.workflow import InvestigationService, Upload
+from bot.composition import Runtime, build_runtime, migrate_database
+from bot.config import Settings
+
+EXIT_OK, EXIT_REFUSED, EXIT_REJECTED = 0, 2, 3
+PROMPT = "decision> approve | reject REASON | edit [ROLE.]FIELD=COLUMN ... | ask QUESTION\n"
+
+
+def add_commands(commands: Any) -> None:
+    """Register the workflow subcommands on the console script's parser."""
+    investigate = commands.add_parser(
+        "investigate", help="investigate two files in the terminal, deciding on stdin"
+    )
+    investigate.add_argument("orders")
+    investigate.add_argument("payments")
+    investigate.add_argument("--json", action="store_true")
+    investigate.set_defaults(handler=_investigate)
+
+    decide = commands.add_parser("decide", help="decide a pending request from any process")
+    decide.add_argument("pause_id")
+    decide.add_argument("action", choices=["approve", "reject"])
+    decide.add_argument("reason", nargs="*", help="why (required to reject)")
+    decide.add_argument(
+        "--authorization", help="the authorization identity the request was issued with"
+    )
+    decide.add_argument("--json", action="store_true")
+    decide.set_defaults(handler=_decide)
+
+    status = commands.add_parser("status", help="an investigation's saved state and outcome")
+    status.add_argument("investigation_id")
+    status.add_argument("--json", action="store_true")
+    status.set_defaults(handler=_status)
+
+    migrate = commands.add_parser("migrate", help="apply database migrations")
+    migrate.set_defaults(handler=_migrate)
+
+    audit = commands.add_parser("audit", help="audit log commands")
+    audit_commands = audit.add_subparsers(dest="audit_command", required=True)
+    verify = audit_commands.add_parser("verify", help="check the audit log's hash chain")
+    verify.set_defaults(handler=_audit_verify)
+
+
+def _runtime() -> Runtime:
+    return build_runtime(Settings())
+
+
+def _user() -> str:
+    return getpass.getuser()
+
+
+class Printer:
+    """Prints each step for a person, or as one JSON document per line."""
+
+    def __init__(self, as_json: bool, out: TextIO = sys.stdout) -> None:
+        self.as_json = as_json
+        self.out = out
+
+    def emit(self, document: dict[str, Any], text: str) -> None:
+        """Print one step."""
+        if self.as_json:
+            print(json.dumps(document, ensure_ascii=False), file=self.out, flush=True)
+        else:
+            print(text, file=self.out, flush=True)
+
+    def request(self, request: ApprovalRequest) -> None:
+        """Print an approval request (or a clarification)."""
+        self.emit(request_document(request), render_request(request))
+
+    def outcome(self, outcome: Outcome) -> None:
+        """Print an outcome."""
+        self.emit(outcome_document(outcome), render_outcome(outcome))
+
+    def refusal(self, error: ApprovalRefusedError) -> None:
+        """Print a refused decision."""
+        self.emit(
+            {"type": "refusal", "reason": error.reason, "message": str(error)},
+            f"Refused ({error.reason}): {error}",
+        )
+
+
+def request_document(request: ApprovalRequest) -> dict[str, Any]:
+    """The JSON form of a request: ids, kind, mapping, inputs and the authorization identity."""
+    return {
+        "type": "request",
+        "investigation_id": request.investigation_id,
+        "pause_id": request.pause_id,
+        "kind": request.kind.value,
+        "revision": request.revision,
+        "files": [f.model_dump(mode="json") for f in request.files],
+        "input_identity": request.input_identity,
+        "mapping": request.mapping.model_dump(mode="json") if request.mapping else None,
+        "mapping_digest": request.mapping_digest,
+        "policy_version": request.policy_version,
+        "authorization_identity": request.authorization_identity,
+        "expires_at": request.expires_at.isoformat(),
+        "questions": [c.model_dump(mode="json") for c in request.clarifications],
+        "problems": request.problems,
+        "message": request.message,
+    }
+
+
+def outcome_document(outcome: Outcome) -> dict[str, Any]:
+    """The JSON form of an outcome: counts per category id, and where the exceptions are."""
+    return {
+        "type": "outcome",
+        "investigation_id": outcome.investigation_id,
+        "pause_id": outcome.pause_id,
+        "revision": outcome.revision,
+        "counts": outcome.counts,
+        "total_findings": sum(outcome.counts.values()),
+        "export_digest": outcome.export_digest,
+        "export_rows": outcome.export_rows,
+        "report": outcome.report,
+    }
+
+
+def render_request(request: ApprovalRequest) -> str:
+    """A request as a person reads it in a terminal."""
+    title = {
+        "confirmation": "Approval needed",
+        "clarification": "A question before approval",
+        "blocked_reconcile": "Reconciling is blocked until the mapping is approved",
+    }[request.kind.value]
+    lines = [
+        f"{title}: {request.investigation_id}, revision {request.revision}",
+        f"  request {request.pause_id}, expires {request.expires_at:%Y-%m-%d %H:%M} UTC",
+    ]
+    for ref in request.files:
+        rows = request.rows.get(ref.role.value)
+        shown = f", {rows:,} rows" if rows is not None else ""
+        lines.append(
+            f"  {ref.role.value}: {ref.name} ({ref.size:,} bytes{shown}) {ref.digest[:19]}…"
+        )
+    if request.fields:
+        lines.append("  mapping:")
+        for reading in request.fields:
+            if reading.column is None:
+                continue
+            samples = ", ".join(reading.samples[:3])
+            lines.append(
+                f"    {reading.role.value}.{reading.field:<16} <- {reading.column!r:<28} "
+                f"{reading.confidence_percent:>3}%  e.g. {samples}"
+            )
+    if request.mapping_digest:
+        lines.append(f"  mapping digest {request.mapping_digest}")
+    lines.extend(f"  problem: {p}" for p in request.problems)
+    for question in request.clarifications:
+        lines.append(f"  question: {question.question}")
+        if question.choices:
+            lines.append(f"    choices: {', '.join(question.choices)}")
+    lines.extend(f"  note: {w}" for w in request.warnings)
+    lines.append(f"  {request.message}")
+    return "\n".join(lines)
+
+
+def render_outcome(outcome: Outcome) -> str:
+    """An outcome as a person reads it in a terminal."""
+    return f"Outcome of {outcome.investigation_id} (request {outcome.pause_id}):\n{outcome.report}"
+
+
+def parse_edit(text: str) -> dict[Role, dict[str, str]]:
+    """`[ROLE.]FIELD=COLUMN ...` as answers; quote columns with spaces or let them run on."""
+    answers: dict[Role, dict[str, str]] = {}
+    last: tuple[Role, str] | None = None
+    for token in shlex.split(text):
+        if "=" not in token:
+            if last is None:
+                raise WorkflowError(f'"{token}" is not FIELD=COLUMN')
+            role, name = last
+            answers[role][name] += " " + token
+            continue
+        key, _, column = token.partition("=")
+        role_name, _, field_name = key.rpartition(".")
+        if role_name:
+            try:
+                role = Role(role_name)
+            except ValueError:
+                raise WorkflowError(
+                    f'"{role_name}" is not a role; use orders or payments'
+                ) from None
+        else:
+            roles = [r for r in Role if any(s.name == field_name for s in SCHEMA[r])]
+            if len(roles) != 1:
+                raise WorkflowError(
+                    f'say which file "{field_name}" is for: orders.{field_name} or '
+                    f"payments.{field_name}"
+                    if roles
+                    else f'no file has a field "{field_name}"'
+                )
+            role = roles[0]
+        answers.setdefault(role, {})[field_name] = column
+        last = (role, field_name)
+    if not answers:
+        raise WorkflowError('edit what? e.g. edit payments.captured_amount="Amount Captured"')
+    return answers
+
+
+def _investigate(args: argparse.Namespace) -> int:
+    runtime = _runtime()
+    service = runtime.service
+    printer = Printer(args.json)
+    user = _user()
+    with ExitStack() as stack:
+        uploads = [
+            Upload(stack.enter_context(open(path, "rb")), path.rsplit("/", 1)[-1])
+            for path in (args.orders, args.payments)
+        ]
+        started = service.start(uploads, requested_by=user)
+    request = started.request
+    assert request is not None
+    printer.request(request)
+    return _decision_loop(service, printer, request, user)
+
+
+def _decision_loop(
+    service: InvestigationService, printer: Printer, request: ApprovalRequest, user: str
+) -> int:
+    interactive = sys.stdin.isatty()
+    while True:
+        if interactive and not printer.as_json:
+            print(PROMPT, end="", flush=True)
+        line = sys.stdin.readline()
+        if not line:
+            printer.emit(
+                {
+                    "type": "pending",
+                    "pause_id": request.pause_id,
+                    "investigation_id": request.investigation_id,
+                },
+                f"No decision given: request {request.pause_id} stays pending. Decide later with "
+                f"`reconbot decide {request.pause_id} approve` (or reject REASON).",
+            )
+            return EXIT_OK
+        command, _, rest = line.strip().partition(" ")
+        approver = Approver(user=user)
+        try:
+            if command == "approve":
+                outcome = service.confirm(
+                    request.pause_id, request.authorization_identity, approver
+                )
+                printer.outcome(outcome)
+                return EXIT_OK
+            if command == "reject":
+                state = service.reject(
+                    request.pause_id, request.authorization_identity, approver, rest
+                )
+                printer.emit(
+                    {"type": "rejected", "pause_id": request.pause_id, "reason": state.reason},
+                    f"Rejected: {state.reason}",
+                )
+                return EXIT_REJECTED
+            if command == "edit":
+                request = service.edit(
+                    request.pause_id, request.authorization_identity, approver, parse_edit(rest)
+                )
+                printer.request(request)
+            elif command == "ask":
+                answer = service.ask(request.investigation_id, rest, actor=user)
+                printer.emit({"type": "answer", "text": answer.text}, answer.text)
+                if answer.request is not None:
+                    request = answer.request
+                    printer.request(request)
+            elif command:
+                printer.emit(
+                    {"type": "error", "message": f"unknown decision {command!r}"},
+                    f"Unknown decision {command!r}. {PROMPT.strip()}",
+                )
+        except ApprovalRefusedError as error:
+            printer.refusal(error)
+        except ReconbotError as error:
+            printer.emit({"type": "error", "message": str(error)}, f"reconbot: {error}")
+
+
+def _decide(args: argparse.Namespace) -> int:
+    service = _runtime().service
+    printer = Printer(args.json)
+    state = service.repo.get_pause(args.pause_id)
+    authorization = args.authorization or (state.request.authorization_identity if state else "")
+    approver = Approver(user=_user())
+    try:
+        if args.action == "approve":
+            printer.outcome(service.confirm(args.pause_id, authorization, approver))
+            return EXIT_OK
+        rejected = service.reject(args.pause_id, authorization, approver, " ".join(args.reason))
+        printer.emit(
+            {"type": "rejected", "pause_id": args.pause_id, "reason": rejected.reason},
+            f"Rejected: {rejected.reason}",
+        )
+        return EXIT_REJECTED
+    except ApprovalRefusedError as error:
+        printer.refusal(error)
+        return EXIT_REFUSED
+
+
+def _status(args: argparse.Namespace) -> int:
+    service = _runtime().service
+    report = service.status(args.investigation_id)
+    if args.json:
+        print(report.model_dump_json())
+        return EXIT_OK
+    inv = report.investigation
+    print(f"{inv.id}: {inv.status.value}, revision {inv.revision}, requested by {inv.requested_by}")
+    for state in report.pauses:
+        request = state.request
+        who = f" by {state.decided_by}" if state.decided_by else ""
+        reason = f" ({state.reason})" if state.reason else ""
+        print(
+            f"  {request.pause_id} {request.kind.value}, revision {request.revision}: "
+            f"{state.status.value}{who}{reason}"
+        )
+    for decision in report.decisions:
+        verdict = "accepted" if decision.accepted else f"refused {decision.refusal}"
+        print(f"  {decision.at:%Y-%m-%d %H:%M:%S} {decision.actor} {decision.action}: {verdict}")
+    if report.outcome is not None:
+        print(render_outcome(report.outcome))
+    elif any(s.status is PauseStatus.PENDING for s in report.pauses):
+        print("  awaiting a decision")
+    return EXIT_OK
+
+
+def _migrate(_: argparse.Namespace) -> int:
+    revision = migrate_database(Settings())
+    print(f"database at revision {revision}")
+    return EXIT_OK
+
+
+def _audit_verify(_: argparse.Namespace) -> int:
+    runtime = build_runtime(Settings(), recover=False)
+    checked, broken = runtime.repository.verify_audit()
+    if broken is None:
+        print(f"audit log verified: {checked} entries, chain intact")
+        return EXIT_OK
+    print(
+        f"audit log BROKEN at entry {broken}: it or the entry before it was changed "
+        f"({checked} entries verified before it)"
+    )
+    return EXIT_REFUSED
