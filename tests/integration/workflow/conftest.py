@@ -1,0 +1,131 @@
+"""Fixtures for the workflow on real databases: SQLite always, PostgreSQL when configured.
+
+`RECONBOT_TEST_POSTGRES_URL` (set by `.ci/run`) points at a server; each test gets a schema of
+its own there, dropped afterwards, so tests never see each other's rows.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from agent.data.demo import generate
+from agent.domain import ApproverPolicy
+from agent.models.offline import OfflineModel
+from agent.workflow import InvestigationService, Upload, WorkflowSettings
+from storage.blobs import LocalBlobStore
+from storage.database import create_engine, migrate
+from storage.repository import SqlRepository
+
+POSTGRES_URL = os.environ.get("RECONBOT_TEST_POSTGRES_URL")
+DEMO_ROWS = 2_000
+
+
+class FakeClock:
+    """A clock the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.current = datetime.now(UTC)
+
+    def now(self) -> datetime:
+        return self.current
+
+    def advance(self, delta: timedelta) -> None:
+        self.current += delta
+
+
+@dataclass
+class Demo:
+    orders: Path
+    payments: Path
+    truth: dict[str, Any]
+
+
+@pytest.fixture(scope="session")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Demo:
+    folder = tmp_path_factory.mktemp("demo")
+    generate(DEMO_ROWS, folder, seed=11)
+    return Demo(
+        folder / "orders.csv",
+        folder / "payments.csv",
+        json.loads((folder / "truth.json").read_text()),
+    )
+
+
+def postgres_schema_url(base: str) -> tuple[str, str]:
+    """A fresh schema on the test server and a URL whose connections use it."""
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(base)
+    with admin.begin() as conn:
+        conn.execute(sa.text(f"CREATE SCHEMA {schema}"))
+    admin.dispose()
+    separator = "&" if "?" in base else "?"
+    return f"{base}{separator}options=-csearch_path%3D{schema}", schema
+
+
+def drop_schema(base: str, schema: str) -> None:
+    admin = create_engine(base)
+    with admin.begin() as conn:
+        conn.execute(sa.text(f"DROP SCHEMA {schema} CASCADE"))
+    admin.dispose()
+
+
+DATABASES = ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
+
+
+@pytest.fixture(params=DATABASES)
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'reconbot.db'}"
+        return
+    if not POSTGRES_URL:
+        pytest.skip("RECONBOT_TEST_POSTGRES_URL is not set")
+    url, schema = postgres_schema_url(POSTGRES_URL)
+    yield url
+    drop_schema(POSTGRES_URL, schema)
+
+
+@dataclass
+class World:
+    service: InvestigationService
+    repo: SqlRepository
+    clock: FakeClock
+    blobs: LocalBlobStore
+    engine: sa.Engine
+    url: str
+    blob_dir: Path
+
+
+def make_world(url: str, tmp_path: Path, approver_policy: ApproverPolicy | None = None) -> World:
+    engine = create_engine(url)
+    migrate(engine)
+    repo = SqlRepository(engine)
+    blobs = LocalBlobStore(tmp_path / "blobs")
+    clock = FakeClock()
+    settings = WorkflowSettings(
+        approval_ttl=timedelta(hours=24),
+        approver_policy=approver_policy or ApproverPolicy(),
+        workdir=tmp_path / "work",
+    )
+    service = InvestigationService(repo, blobs, OfflineModel(), clock, settings)
+    return World(service, repo, clock, blobs, engine, url, tmp_path / "blobs")
+
+
+@pytest.fixture
+def world(database_url: str, tmp_path: Path) -> Iterator[World]:
+    w = make_world(database_url, tmp_path)
+    yield w
+    w.engine.dispose()
+
+
+def uploads(*paths: Path) -> list[Upload]:
+    return [Upload(path.open("rb"), path.name) for path in paths]
