@@ -1,0 +1,152 @@
+"""The workflow commands as separate processes: pause in one, decide in another, read in a third.
+
+Every process uses the embedded defaults (SQLite under var/, local blobs), as `make run` does,
+from the test's own working folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def reconbot(*args: str, cwd: Path, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "USER": "alice", "HOME": str(cwd)}
+    env.update({k: v for k, v in os.environ.items() if k.startswith("LC_") or k == "LANG"})
+    return subprocess.run(
+        [sys.executable, "-m", "bot.cli", *args],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        check=False,
+    )
+
+
+def documents(output: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in output.splitlines() if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("cli")
+    made = reconbot("demo-data", "--rows", "3000", "--out", "demo", cwd=path)
+    assert made.returncode == 0, made.stderr
+    return path
+
+
+def test_investigate_approve_on_stdin_prints_request_then_outcome(folder: Path) -> None:
+    truth = json.loads((folder / "demo" / "truth.json").read_text())["findings"]
+    run = reconbot(
+        "investigate",
+        "demo/orders.csv",
+        "demo/payments.csv",
+        "--json",
+        cwd=folder,
+        stdin="approve\n",
+    )
+    assert run.returncode == 0, run.stderr
+    request, outcome = documents(run.stdout)
+    assert request["type"] == "request"
+    assert request["kind"] == "confirmation"
+    assert request["investigation_id"].startswith("INV-")
+    assert request["authorization_identity"].startswith("sha256:")
+    assert all(f["digest"].startswith("sha256:") for f in request["files"])
+    assert request["mapping"]["orders"]["columns"]["order_id"] == "Name"
+    assert outcome["type"] == "outcome"
+    assert outcome["investigation_id"] == request["investigation_id"]
+    assert outcome["counts"] == truth
+
+    text = reconbot(
+        "investigate", "demo/orders.csv", "demo/payments.csv", cwd=folder, stdin="approve\n"
+    )
+    assert text.returncode == 0, text.stderr
+    assert "Approval needed" in text.stdout
+    assert f"{sum(truth.values()):,} exceptions" in text.stdout
+
+
+def test_pause_decide_and_status_in_three_processes(folder: Path) -> None:
+    truth = json.loads((folder / "demo" / "truth.json").read_text())["findings"]
+    paused = reconbot("investigate", "demo/orders.csv", "demo/payments.csv", "--json", cwd=folder)
+    assert paused.returncode == 0, paused.stderr
+    request, pending = documents(paused.stdout)
+    assert pending == {
+        "type": "pending",
+        "pause_id": request["pause_id"],
+        "investigation_id": request["investigation_id"],
+    }
+
+    decided = reconbot("decide", request["pause_id"], "approve", "--json", cwd=folder)
+    assert decided.returncode == 0, decided.stderr
+    [outcome] = documents(decided.stdout)
+    assert outcome["counts"] == truth
+
+    again = reconbot("decide", request["pause_id"], "approve", "--json", cwd=folder)
+    assert again.returncode == 2
+    assert documents(again.stdout)[0]["reason"] == "ALREADY_CONSUMED"
+
+    status = reconbot("status", request["investigation_id"], "--json", cwd=folder)
+    assert status.returncode == 0, status.stderr
+    report = json.loads(status.stdout)
+    [pause] = report["pauses"]
+    assert pause["status"] == "consumed"
+    assert pause["request"]["authorization_identity"] == request["authorization_identity"]
+    assert pause["request"]["mapping"] == request["mapping"]
+    assert [d["accepted"] for d in report["decisions"]] == [True, False]
+    assert report["outcome"]["counts"] == truth
+
+
+def test_reject_exits_3_and_edit_makes_a_new_request(folder: Path) -> None:
+    run = reconbot(
+        "investigate",
+        "demo/orders.csv",
+        "demo/payments.csv",
+        "--json",
+        cwd=folder,
+        stdin='edit orders.customer="Lineitem name"\nreject not this month\n',
+    )
+    assert run.returncode == 3, run.stderr
+    first, edited, rejected = documents(run.stdout)
+    assert edited["kind"] == "confirmation"
+    assert edited["pause_id"] != first["pause_id"]
+    assert edited["mapping"]["orders"]["columns"]["customer"] == "Lineitem name"
+    assert rejected == {
+        "type": "rejected",
+        "pause_id": edited["pause_id"],
+        "reason": "not this month",
+    }
+
+
+def test_audit_verify_detects_a_row_changed_behind_its_back(folder: Path) -> None:
+    ok = reconbot("audit", "verify", cwd=folder)
+    assert ok.returncode == 0, ok.stderr
+    assert "chain intact" in ok.stdout
+    with sqlite3.connect(folder / "var" / "reconbot.db") as db:
+        db.execute("UPDATE audit_log SET actor = 'mallory' WHERE seq = 2")
+    broken = reconbot("audit", "verify", cwd=folder)
+    assert broken.returncode == 2
+    assert "BROKEN at entry 2" in broken.stdout
+
+
+def test_migrate_and_bad_input_messages(folder: Path) -> None:
+    migrated = reconbot("migrate", cwd=folder)
+    assert migrated.returncode == 0, migrated.stderr
+    assert "revision 0001" in migrated.stdout
+    (folder / "empty.csv").write_bytes(b"")
+    bad = reconbot("investigate", "empty.csv", "demo/payments.csv", cwd=folder)
+    assert bad.returncode == 2
+    assert "empty.csv: the file is empty" in bad.stderr
+    missing = reconbot("status", "INV-NOPE", cwd=folder)
+    assert missing.returncode == 2
+    assert "There is no investigation INV-NOPE" in missing.stderr
