@@ -386,6 +386,34 @@ class InvestigationService:
         )
         return error
 
+    def _lost_race(
+        self, state: PauseState, action: str, actor: str, words: str
+    ) -> ApprovalRefusedError:
+        """The refusal for a caller whose conditional update found the pause already moved."""
+        pause_id = state.request.pause_id
+        latest = self.repo.get_pause(pause_id)
+        lost = (refusal_for_status(latest) if latest else None) or ApprovalRefusedError(
+            RefusalReason.ALREADY_CLAIMED, words
+        )
+        return self._refuse(state, pause_id, action, actor, lost)
+
+    def _accept(
+        self, request: ApprovalRequest, action: str, actor: str, reason: str | None
+    ) -> None:
+        """Record an accepted decision on `request`."""
+        self.repo.record_decision(
+            Decision(
+                pause_id=request.pause_id,
+                investigation_id=request.investigation_id,
+                action=action,
+                actor=actor,
+                reason=reason,
+                accepted=True,
+                refusal=None,
+                at=self.clock.now(),
+            )
+        )
+
     def _load(self, pause_id: str, action: str, actor: str) -> PauseState:
         state = self.repo.get_pause(pause_id)
         if state is None:
@@ -435,23 +463,10 @@ class InvestigationService:
             actor=approver.user,
             claim=claim,
         ):
-            latest = self.repo.get_pause(pause_id)
-            lost = (refusal_for_status(latest) if latest else None) or ApprovalRefusedError(
-                RefusalReason.ALREADY_CLAIMED, "Another approval of this request is being handled."
+            raise self._lost_race(
+                state, "approve", approver.user, "Another approval of this request is running."
             )
-            raise self._refuse(state, pause_id, "approve", approver.user, lost)
-        self.repo.record_decision(
-            Decision(
-                pause_id=pause_id,
-                investigation_id=request.investigation_id,
-                action="approve",
-                actor=approver.user,
-                reason=None,
-                accepted=True,
-                refusal=None,
-                at=self.clock.now(),
-            )
-        )
+        self._accept(request, "approve", approver.user, None)
         return self._resume(current, revision, state, approver.user)
 
     def _resume(
@@ -559,23 +574,8 @@ class InvestigationService:
             actor=actor.user,
             reason=reason.strip(),
         ):
-            latest = self.repo.get_pause(pause_id)
-            lost = (refusal_for_status(latest) if latest else None) or ApprovalRefusedError(
-                RefusalReason.ALREADY_CLAIMED, "This request is no longer pending."
-            )
-            raise self._refuse(state, pause_id, "reject", actor.user, lost)
-        self.repo.record_decision(
-            Decision(
-                pause_id=pause_id,
-                investigation_id=state.request.investigation_id,
-                action="reject",
-                actor=actor.user,
-                reason=reason.strip(),
-                accepted=True,
-                refusal=None,
-                at=self.clock.now(),
-            )
-        )
+            raise self._lost_race(state, "reject", actor.user, "This request is no longer pending.")
+        self._accept(state.request, "reject", actor.user, reason.strip())
         self.repo.set_investigation_status(
             state.request.investigation_id, InvestigationStatus.REJECTED, actor=actor.user
         )
@@ -604,20 +604,12 @@ class InvestigationService:
         merged = {role: dict(fields) for role, fields in request.answers.items()}
         for role, fields in answers.items():
             merged.setdefault(role, {}).update(fields)
-        self.repo.record_decision(
-            Decision(
-                pause_id=pause_id,
-                investigation_id=request.investigation_id,
-                action="edit",
-                actor=actor.user,
-                reason="; ".join(
-                    f"{role.value}.{k}={v}" for role, f in answers.items() for k, v in f.items()
-                ),
-                accepted=True,
-                refusal=None,
-                at=self.clock.now(),
-            )
+        changes = "; ".join(
+            f"{role.value}.{name}={column}"
+            for role, fields in answers.items()
+            for name, column in fields.items()
         )
+        self._accept(request, "edit", actor.user, changes)
         investigation = self._investigation(request.investigation_id)
         revision = self.repo.revisions(request.investigation_id)[-1]
         return self._investigate(
