@@ -286,3 +286,17 @@ def test_audit_chain_detects_a_changed_row(world: World, demo: Demo) -> None:
     with world.engine.begin() as conn:
         conn.execute(t.audit_log.update().where(t.audit_log.c.seq == 3).values(actor="mallory"))
     assert world.repo.verify_audit() == (2, 3)
+
+
+def test_byte_identical_reupload_keeps_the_request_approvable(world: World, demo: Demo) -> None:
+    started = world.service.start(uploads(demo.orders, demo.payments), requested_by="alice")
+    request = started.request
+    assert request is not None
+    same = world.service.add_file(
+        started.investigation.id, Upload(demo.orders.open("rb"), "orders (1).csv"), actor="alice"
+    )
+    assert same.unchanged
+    assert same.revision == 1
+    assert same.request is None
+    outcome = world.service.confirm(request.pause_id, request.authorization_identity, BOB)
+    assert outcome.counts == demo.truth["findings"]
