@@ -299,7 +299,7 @@ class InvestigationService:
             proposal.mapping if proposal is not None and kind is PauseKind.CONFIRMATION else None
         )
         if kind is PauseKind.BLOCKED_RECONCILE:
-            mapping, proposal, answers = self._pending_mapping(investigation.id, revision.number)
+            mapping, answers = self._pending_mapping(investigation.id, revision.number)
         assert revision.input_identity is not None
         now = self.clock.now()
         pause_id = new_id("PAUSE")
@@ -347,7 +347,7 @@ class InvestigationService:
 
     def _pending_mapping(
         self, investigation_id: str, revision: int
-    ) -> tuple[Mapping | None, Proposal | None, dict[Role, dict[str, str]]]:
+    ) -> tuple[Mapping | None, dict[Role, dict[str, str]]]:
         """For a blocked reconcile: the validated mapping still awaiting a decision, if any."""
         for state in reversed(self.repo.pauses(investigation_id)):
             request = state.request
@@ -356,8 +356,8 @@ class InvestigationService:
                 and state.status is PauseStatus.PENDING
                 and request.mapping is not None
             ):
-                return request.mapping, None, request.answers
-        return None, None, {}
+                return request.mapping, request.answers
+        return None, {}
 
     # -- decisions -----------------------------------------------------------------------------
 

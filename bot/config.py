@@ -11,7 +11,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import AliasChoices, Field, field_validator
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 _DURATION = re.compile(r"^\s*(\d+)\s*([smhd])\s*$")
@@ -53,9 +53,7 @@ class Settings(BaseSettings):
     approval_ttl: timedelta = Field(default=timedelta(hours=24), alias="RECONBOT_APPROVAL_TTL")
     claim_lease: timedelta = Field(default=timedelta(minutes=15), alias="RECONBOT_CLAIM_LEASE")
     max_upload_mb: int = Field(default=200, alias="RECONBOT_MAX_UPLOAD_MB", gt=0)
-    work_dir: Path = Field(
-        default=Path("var/work"), validation_alias=AliasChoices("RECONBOT_WORK_DIR")
-    )
+    work_dir: Path = Field(default=Path("var/work"), alias="RECONBOT_WORK_DIR")
     port: int = Field(default=3000, alias="PORT")
 
     @field_validator("approvers", mode="before")

@@ -27,7 +27,7 @@ from agent.data.pipeline import run_job
 from agent.data.policy import CATEGORY_ORDER
 from agent.data.reconcile import connect, load_and_validate
 from agent.data.schema import Role
-from agent.domain import PauseKind
+from agent.domain import DatasetRef, PauseKind
 from agent.errors import ReconbotError, UnknownColumnError
 from agent.identity import input_identity
 from agent.runtime.context import STATE_KEY, InvestigationContext, PauseSignal, ReconcileResult
@@ -53,12 +53,23 @@ def result(data: dict[str, Any], *, error: bool = False) -> dict[str, Any]:
     }
 
 
-def _samples(context: InvestigationContext, stack: ExitStack) -> dict[Role, CsvSample]:
-    samples = {}
-    for role, ref in context.files.items():
-        path = stack.enter_context(context.blobs.local_copy(ref.digest))
-        samples[role] = inspect_csv(path, ref.name, max_bytes=context.max_upload_bytes)
-    return samples
+def _local_files(
+    context: InvestigationContext, refs: dict[Role, DatasetRef], stack: ExitStack
+) -> dict[Role, tuple[Path, str]]:
+    """Each file on local disk (a download from S3 happens once) with the uploader's name."""
+    return {
+        role: (stack.enter_context(context.blobs.local_copy(ref.digest)), ref.name)
+        for role, ref in refs.items()
+    }
+
+
+def _samples(
+    context: InvestigationContext, files: dict[Role, tuple[Path, str]]
+) -> dict[Role, CsvSample]:
+    return {
+        role: inspect_csv(path, name, max_bytes=context.max_upload_bytes)
+        for role, (path, name) in files.items()
+    }
 
 
 def _dataset_view(proposal: Proposal, role: Role) -> dict[str, Any]:
@@ -97,7 +108,7 @@ def inspect_datasets(tool_context: ToolContext) -> dict[str, Any]:
     context = _context(tool_context)
     try:
         with ExitStack() as stack:
-            samples = _samples(context, stack)
+            samples = _samples(context, _local_files(context, context.files, stack))
             proposal = infer_mapping(samples[Role.ORDERS], samples[Role.PAYMENTS])
     except ReconbotError as error:
         return result({"error": str(error)}, error=True)
@@ -150,7 +161,8 @@ def validate_mapping(
     proposal: Proposal | None = None
     try:
         with ExitStack() as stack:
-            samples = _samples(context, stack)
+            files = _local_files(context, context.files, stack)
+            samples = _samples(context, files)
             try:
                 proposal = infer_mapping(
                     samples[Role.ORDERS], samples[Role.PAYMENTS], answers=answers
@@ -160,10 +172,6 @@ def validate_mapping(
                 proposal = infer_mapping(samples[Role.ORDERS], samples[Role.PAYMENTS])
             mapping = proposal.mapping
             if mapping is not None and not problems:
-                files = {
-                    role: (stack.enter_context(context.blobs.local_copy(ref.digest)), ref.name)
-                    for role, ref in context.files.items()
-                }
                 report = load_and_validate(connect(), files, mapping, context.workdir)
                 problems.extend(report.errors)
     except ReconbotError as error:
@@ -217,10 +225,7 @@ def reconcile(tool_context: ToolContext) -> dict[str, Any]:
         )
     try:
         with ExitStack() as stack:
-            files = {
-                role: (stack.enter_context(context.blobs.local_copy(ref.digest)), ref.name)
-                for role, ref in bound.files.items()
-            }
+            files = _local_files(context, bound.files, stack)
             folder = Path(stack.enter_context(tempfile.TemporaryDirectory(dir=context.workdir)))
             export = folder / "exceptions.csv"
             job = run_job(files, bound.mapping, context.policy, export, workdir=folder)
