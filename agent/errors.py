@@ -16,13 +16,15 @@ what the uploader already sees in their own file. Code that shows errors to user
     │   ├── DuplicateHeaderError    two columns with the same name
     │   ├── RaggedRowsError         a row with more or fewer cells than the header
     │   ├── UnclosedQuoteError      a quote opened in a row and never closed
-    │   └── CellTooLargeError       a single cell over the size limit
+    │   ├── CellTooLargeError       a single cell over the size limit
+    │   └── DownloadError           the chat service would not hand over the file's bytes
     ├── MappingError              a mapping that cannot be used as given
     │   └── UnknownColumnError      the mapping names a column the file does not have
     ├── ApprovalRefusedError           a decision that the guard refuses; carries a reason code
     ├── WorkflowError             a request the investigation cannot take in its state
     │   ├── UnknownInvestigationError    no investigation has that id
     │   └── InputChangedError       a blob's bytes differ from the digest they were stored under
+    ├── MalformedRequestError     a click or form that does not carry what reconbot issued
     └── ConfigurationError        settings that cannot work (a bad URL, a missing secret)
 """
 
@@ -81,6 +83,14 @@ class RaggedRowsError(InputFileError):
 
 class CellTooLargeError(InputFileError):
     """One cell is larger than the limit; usually a broken quote swallowing the file."""
+
+
+class DownloadError(InputFileError):
+    """The file could not be fetched: a sign-in page instead of the file, a foreign host."""
+
+
+class MalformedRequestError(ReconbotError):
+    """A button value or form that does not parse as one reconbot issued (tampered or stale)."""
 
 
 class MappingError(ReconbotError):

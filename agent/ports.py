@@ -98,6 +98,10 @@ class Repository(Protocol):
         """Recent investigations, newest first, optionally of one channel."""
         ...
 
+    def find_investigation(self, channel: str, thread_ts: str) -> Investigation | None:
+        """The newest investigation anchored on a chat thread, or None."""
+        ...
+
     # Pauses and decisions
     def record_pause(self, request: ApprovalRequest) -> list[str]:
         """Save the snapshot as a pending pause; supersede other pending pauses of the case."""

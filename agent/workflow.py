@@ -13,6 +13,8 @@ import os
 import secrets
 import socket
 import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -42,10 +44,16 @@ from agent.domain import (
     PauseStatus,
     RefusalReason,
     Revision,
+    ToolExecution,
 )
-from agent.errors import ApprovalRefusedError, UnknownInvestigationError, WorkflowError
+from agent.errors import (
+    ApprovalRefusedError,
+    FileTooLargeError,
+    UnknownInvestigationError,
+    WorkflowError,
+)
 from agent.identity import authorization_identity, input_identity, mapping_digest
-from agent.ports import BlobStore, Claim, Clock, Repository
+from agent.ports import BlobStore, Claim, Clock, Repository, StoredBlob
 from agent.runtime.context import STATE_KEY, BoundContext, InvestigationContext
 from agent.runtime.factory import build_agent
 from agent.runtime.prompts import (
@@ -59,6 +67,9 @@ logger = logging.getLogger(__name__)
 
 SYSTEM_ACTOR = "reconbot"
 MAX_RECOVERY_ATTEMPTS = 2
+
+Progress = Callable[[str], None]
+"""Told the name of each tool as the agent finishes it, so a caller can show progress."""
 
 
 @dataclass(frozen=True)
@@ -136,10 +147,18 @@ class InvestigationService:
 
     # -- starting and adding files ------------------------------------------------------------
 
+    def _put(self, upload: Upload) -> StoredBlob:
+        limit = self.settings.max_upload_bytes
+        try:
+            return self.blobs.put(upload.stream, max_bytes=limit)
+        except FileTooLargeError:
+            raise FileTooLargeError(
+                f"the file is over the upload limit of {limit / (1 << 20):g} MB",
+                file_name=upload.name,
+            ) from None
+
     def _refs(self, uploads: list[Upload]) -> dict[Role, DatasetRef]:
-        stored = [
-            (u, self.blobs.put(u.stream, max_bytes=self.settings.max_upload_bytes)) for u in uploads
-        ]
+        stored = [(u, self._put(u)) for u in uploads]
         samples = []
         for upload, blob in stored:
             with self.blobs.local_copy(blob.digest) as path:
@@ -171,6 +190,7 @@ class InvestigationService:
         requested_by: str,
         channel: str | None = None,
         thread_ts: str | None = None,
+        progress: Progress | None = None,
     ) -> Started:
         """Open an investigation on one or two files; with both, investigate and pause.
 
@@ -192,7 +212,9 @@ class InvestigationService:
         if not revision.complete:
             missing = next(role for role in Role if role not in files)
             return Started(investigation, None, missing)
-        request = self._investigate(investigation, revision, investigate_prompt(1, files), {})
+        request = self._investigate(
+            investigation, revision, investigate_prompt(1, files), {}, progress=progress
+        )
         return Started(self._investigation(investigation.id), request, None)
 
     def _revision(
@@ -209,7 +231,14 @@ class InvestigationService:
             created_at=self.clock.now(),
         )
 
-    def add_file(self, investigation_id: str, upload: Upload, *, actor: str) -> FileAdded:
+    def add_file(
+        self,
+        investigation_id: str,
+        upload: Upload,
+        *,
+        actor: str,
+        progress: Progress | None = None,
+    ) -> FileAdded:
         """Add or replace one file; a changed input makes a new revision and a new request.
 
         A byte-identical re-upload changes nothing and the pending request stands.
@@ -231,6 +260,7 @@ class InvestigationService:
                 revision,
                 investigate_prompt(revision.number, files),
                 {},
+                progress=progress,
             )
         return FileAdded(
             self._investigation(investigation_id),
@@ -244,10 +274,20 @@ class InvestigationService:
     # -- agent phases ----------------------------------------------------------------------
 
     def _context(
-        self, investigation_id: str, revision: Revision, phase: str
+        self,
+        investigation_id: str,
+        revision: Revision,
+        phase: str,
+        progress: Progress | None = None,
     ) -> InvestigationContext:
         workdir = self.settings.workdir
         workdir.mkdir(parents=True, exist_ok=True)
+
+        def executed(execution: ToolExecution) -> None:
+            self.repo.record_tool_executions([execution])
+            if progress is not None:
+                progress(execution.name)
+
         return InvestigationContext(
             investigation_id=investigation_id,
             files=dict(revision.files),
@@ -255,7 +295,7 @@ class InvestigationService:
             policy=self.settings.policy,
             max_upload_bytes=self.settings.max_upload_bytes,
             workdir=workdir,
-            on_tool_executed=lambda e: self.repo.record_tool_executions([e]),
+            on_tool_executed=executed,
             phase=phase,
             invocation_id=uuid.uuid4().hex,
         )
@@ -275,8 +315,9 @@ class InvestigationService:
         prompt: str,
         answers: dict[Role, dict[str, str]],
         phase: str = "investigate",
+        progress: Progress | None = None,
     ) -> ApprovalRequest:
-        context = self._context(investigation.id, revision, phase)
+        context = self._context(investigation.id, revision, phase, progress)
         context.answers = answers
         self._invoke(context, prompt)
         return self._record_pause(investigation, revision, context, answers)
@@ -428,11 +469,20 @@ class InvestigationService:
             )
         return state
 
-    def confirm(self, pause_id: str, authorization: str, approver: Approver) -> Outcome:
+    def confirm(
+        self,
+        pause_id: str,
+        authorization: str,
+        approver: Approver,
+        *,
+        on_claimed: Callable[[PauseState], None] | None = None,
+    ) -> Outcome:
         """Approve a pause: guard, claim, bind, resume, save the outcome and consume the pause.
 
         Raises ApprovalRefusedError (with its reason code) when the approval does not apply;
-        exactly one of any number of concurrent callers gets past the claim.
+        exactly one of any number of concurrent callers gets past the claim. `on_claimed` is
+        told the claimed pause before the (long) resumed phase starts, so the winner can be
+        shown at once.
         """
         state = self._load(pause_id, "approve", approver.user)
         request = state.request
@@ -467,6 +517,9 @@ class InvestigationService:
                 state, "approve", approver.user, "Another approval of this request is running."
             )
         self._accept(request, "approve", approver.user, None)
+        if on_claimed is not None:
+            claimed = self.repo.get_pause(pause_id)
+            on_claimed(claimed or state)
         return self._resume(current, revision, state, approver.user)
 
     def _resume(
@@ -589,6 +642,7 @@ class InvestigationService:
         authorization: str,
         actor: Approver,
         answers: dict[Role, dict[str, str]],
+        progress: Progress | None = None,
     ) -> ApprovalRequest:
         """Change which column feeds some fields: a new proposal, validated, with its own pause."""
         state = self._guard_decider(pause_id, authorization, actor, "edit")
@@ -618,6 +672,7 @@ class InvestigationService:
             revise_prompt(revision.number, answers, actor.user),
             merged,
             phase="revise",
+            progress=progress,
         )
 
     # -- time, status, questions, recovery ------------------------------------------------
@@ -668,6 +723,44 @@ class InvestigationService:
         if context.pause is not None and revision.complete:
             request = self._record_pause(investigation, revision, context, {})
         return Answer(text, request)
+
+    def pause(self, pause_id: str) -> PauseState | None:
+        """A saved pause and where it stands, or None."""
+        return self.repo.get_pause(pause_id)
+
+    def remember_message(self, pause_id: str, message_ts: str) -> None:
+        """Remember which chat message shows a pause, so later states can edit it."""
+        self.repo.set_message_ts(pause_id, message_ts)
+
+    def find_by_thread(self, channel: str, thread_ts: str) -> Investigation | None:
+        """The investigation a chat thread belongs to, if any."""
+        return self.repo.find_investigation(channel, thread_ts)
+
+    def recent(self, *, channel: str | None = None, limit: int = 10) -> list[Investigation]:
+        """The newest investigations, optionally of one channel."""
+        return self.repo.list_investigations(channel=channel, limit=limit)
+
+    def first_delivery(self, delivery_id: str) -> bool:
+        """Record a delivery (a chat event id); False if it was seen before (a retry)."""
+        return self.repo.mark_event_processed(delivery_id)
+
+    @contextmanager
+    def exceptions_file(self, outcome: Outcome) -> Iterator[Path | None]:
+        """A local path to the outcome's exceptions CSV while the block runs (None if none)."""
+        if outcome.export_digest is None:
+            yield None
+            return
+        with self.blobs.local_copy(outcome.export_digest) as path:
+            yield path
+
+    def columns(self, request: ApprovalRequest) -> dict[Role, list[str]]:
+        """The header of each file of a request, for a person choosing a column."""
+        found: dict[Role, list[str]] = {}
+        for ref in request.files:
+            with self.blobs.local_copy(ref.digest) as path:
+                sample = inspect_csv(path, ref.name, max_bytes=self.settings.max_upload_bytes)
+            found[ref.role] = list(sample.layout.columns)
+        return found
 
     def recover(self) -> list[str]:
         """At start-up: finish or fail every claim whose process died (DESIGN §4).

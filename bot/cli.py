@@ -39,7 +39,7 @@ from agent.data.policy import Policy
 from agent.data.reconcile import Reconciliation, connect, load_and_validate
 from agent.data.schema import Mapping, Role
 from agent.errors import MappingError, ReconbotError
-from bot.workflow_cli import add_commands
+from bot import slack_cli, workflow_cli
 
 logger = logging.getLogger(__name__)
 
@@ -92,7 +92,8 @@ def _parser() -> argparse.ArgumentParser:
     explain = commands.add_parser("explain", help="explain the reconciliation rules")
     explain.add_argument("category", nargs="?")
     explain.set_defaults(handler=_explain)
-    add_commands(commands)
+    workflow_cli.add_commands(commands)
+    slack_cli.add_commands(commands)
     return parser
 
 

@@ -8,8 +8,14 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
+from slack_sdk import WebClient
+from slack_sdk.http_retry.builtin_handlers import (
+    ConnectionErrorRetryHandler,
+    RateLimitErrorRetryHandler,
+)
 from strands.models import Model
 
 from agent.domain import ApproverPolicy
@@ -17,11 +23,19 @@ from agent.errors import ConfigurationError
 from agent.models.offline import OfflineModel
 from agent.workflow import InvestigationService, SystemClock, WorkflowSettings
 from bot.config import Settings
+from bot.slack.app import SlackBot, build_app
+from bot.slack.server import wsgi_app
 from storage.blobs import open_blob_store
 from storage.database import create_engine, current_revision, head_revision, is_sqlite, migrate
 from storage.repository import SqlRepository
 
+if TYPE_CHECKING:
+    from wsgiref.types import WSGIApplication
+
 logger = logging.getLogger(__name__)
+
+SLACK_TIMEOUT_SECONDS = 30
+RATE_LIMIT_RETRIES = 5
 
 
 @dataclass
@@ -85,3 +99,44 @@ def build_runtime(
 def migrate_database(settings: Settings) -> str | None:
     """Apply the migrations to the configured database; returns its revision."""
     return migrate(create_engine(settings.database_url))
+
+
+def slack_client(settings: Settings) -> WebClient:
+    """The Web API client: the bot token, the configured base URL, and retries for rate
+    limits (HTTP 429, honouring Retry-After) and dropped connections."""
+    return WebClient(
+        token=settings.slack_bot_token,
+        base_url=settings.slack_api_url,
+        timeout=SLACK_TIMEOUT_SECONDS,
+        retry_handlers=[
+            ConnectionErrorRetryHandler(max_retry_count=2),
+            RateLimitErrorRetryHandler(max_retry_count=RATE_LIMIT_RETRIES),
+        ],
+    )
+
+
+def build_bot(
+    settings: Settings, *, socket_mode: bool = False, model: Model | None = None
+) -> tuple[SlackBot, Runtime]:
+    """The Slack bot on the configured storage and model; raises ConfigurationError, naming
+    each missing setting, before touching the network."""
+    missing = settings.missing_for_slack(socket_mode=socket_mode)
+    if missing:
+        raise ConfigurationError("Slack is not configured. Missing: " + "; ".join(missing))
+    runtime = build_runtime(settings, model=model, recover=False)
+    bot = build_app(
+        settings,
+        runtime.service,
+        slack_client(settings),
+        socket_mode=socket_mode,
+        expiry_sweep=settings.expiry_sweep,
+    )
+    return bot, runtime
+
+
+def wsgi_application() -> WSGIApplication:
+    """The production entry point for a WSGI server (gunicorn): settings from the
+    environment, the bot started, recovery reported."""
+    bot, _ = build_bot(Settings())
+    bot.start()
+    return wsgi_app(bot.app)

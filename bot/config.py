@@ -52,6 +52,7 @@ class Settings(BaseSettings):
     self_approval: bool = Field(default=True, alias="RECONBOT_SELF_APPROVAL")
     approval_ttl: timedelta = Field(default=timedelta(hours=24), alias="RECONBOT_APPROVAL_TTL")
     claim_lease: timedelta = Field(default=timedelta(minutes=15), alias="RECONBOT_CLAIM_LEASE")
+    expiry_sweep: timedelta = Field(default=timedelta(seconds=30), alias="RECONBOT_EXPIRY_SWEEP")
     max_upload_mb: int = Field(default=200, alias="RECONBOT_MAX_UPLOAD_MB", gt=0)
     work_dir: Path = Field(default=Path("var/work"), alias="RECONBOT_WORK_DIR")
     port: int = Field(default=3000, alias="PORT")
@@ -63,12 +64,26 @@ class Settings(BaseSettings):
             return tuple(item.strip() for item in value.split(",") if item.strip())
         return value
 
-    @field_validator("approval_ttl", "claim_lease", mode="before")
+    @field_validator("approval_ttl", "claim_lease", "expiry_sweep", mode="before")
     @classmethod
     def _duration(cls, value: object) -> object:
         if isinstance(value, str | int | float):
             return parse_duration(value)
         return value
+
+    def missing_for_slack(self, *, socket_mode: bool) -> list[str]:
+        """The settings the bot still needs for the given mode, each with what it is."""
+        missing = []
+        if not self.slack_bot_token:
+            missing.append("SLACK_BOT_TOKEN (the bot token, xoxb-…, from OAuth & Permissions)")
+        if socket_mode and not self.slack_app_token:
+            missing.append(
+                "SLACK_APP_TOKEN (an app-level token, xapp-…, with connections:write, "
+                "from Basic Information)"
+            )
+        if not socket_mode and not self.slack_signing_secret:
+            missing.append("SLACK_SIGNING_SECRET (from Basic Information > App Credentials)")
+        return missing
 
     @property
     def max_upload_bytes(self) -> int:

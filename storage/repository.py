@@ -236,6 +236,19 @@ class SqlRepository:
         with self.engine.connect() as conn:
             return [_investigation(row) for row in conn.execute(query.limit(limit))]
 
+    def find_investigation(self, channel: str, thread_ts: str) -> Investigation | None:
+        """The newest investigation anchored on a chat thread, or None."""
+        query = (
+            sa.select(t.investigations)
+            .where(t.investigations.c.channel == channel)
+            .where(t.investigations.c.thread_ts == thread_ts)
+            .order_by(t.investigations.c.created_at.desc())
+            .limit(1)
+        )
+        with self.engine.connect() as conn:
+            row = conn.execute(query).one_or_none()
+        return None if row is None else _investigation(row)
+
     def set_investigation_status(
         self, investigation_id: str, status: InvestigationStatus, *, actor: str
     ) -> None:

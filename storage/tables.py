@@ -22,6 +22,7 @@ investigations = sa.Table(
     sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
     sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
     sa.Index("ix_investigations_channel", "channel", "created_at"),
+    sa.Index("ix_investigations_thread", "channel", "thread_ts"),
 )
 
 revisions = sa.Table(

@@ -1,0 +1,102 @@
+"""The Bolt app: signature checking, event de-duplication, the listeners, and the executor
+the bot owns for long work. `build_app` wires them; it does no I/O beyond Bolt's `auth.test`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from slack_bolt import App, BoltResponse
+from slack_sdk import WebClient
+
+from agent.domain import ApproverPolicy
+from agent.errors import ConfigurationError
+from agent.workflow import InvestigationService
+from bot.config import Settings
+from bot.slack.files import SlackFiles
+from bot.slack.listeners import register
+from bot.slack.threads import InvestigationThreads, ThreadsSettings
+
+logger = logging.getLogger(__name__)
+
+LISTENER_THREADS = 32
+
+
+@dataclass
+class SlackBot:
+    """The Bolt app and the investigation threads it hands work to."""
+
+    app: App
+    threads: InvestigationThreads
+
+    def start(self) -> None:
+        """Start background work (recovery reports, the expiry sweep)."""
+        self.threads.start()
+
+    def close(self) -> None:
+        """Finish running work and stop."""
+        self.threads.close()
+
+
+def build_app(
+    settings: Settings,
+    service: InvestigationService,
+    client: WebClient,
+    *,
+    socket_mode: bool = False,
+    expiry_sweep: timedelta = timedelta(seconds=30),
+) -> SlackBot:
+    """The Slack bot on `service`, talking to Slack through `client` (its token, its base URL
+    and its rate-limit retries). HTTP mode requires the signing secret; checking is always on.
+    """
+    if not client.token:
+        raise ConfigurationError("SLACK_BOT_TOKEN is not set; the bot cannot talk to Slack.")
+    if not socket_mode and not settings.slack_signing_secret:
+        raise ConfigurationError(
+            "SLACK_SIGNING_SECRET is not set; HTTP mode cannot check that requests come from Slack."
+        )
+    app = App(
+        client=client,
+        signing_secret=settings.slack_signing_secret or "",
+        request_verification_enabled=not socket_mode,
+        process_before_response=False,
+        listener_executor=ThreadPoolExecutor(
+            max_workers=LISTENER_THREADS, thread_name_prefix="reconbot-listener"
+        ),
+    )
+    policy = ApproverPolicy(approvers=settings.approvers, self_approval=settings.self_approval)
+    files = SlackFiles(
+        client,
+        token=client.token,
+        api_url=settings.slack_api_url,
+        max_bytes=settings.max_upload_bytes,
+    )
+    threads = InvestigationThreads(
+        service,
+        client,
+        files,
+        policy,
+        ThreadsSettings(expiry_sweep_seconds=expiry_sweep.total_seconds()),
+    )
+
+    @app.middleware
+    def deduplicate(body: dict[str, Any], next: Callable[[], None]) -> BoltResponse | None:
+        """Slack redelivers an event it thinks was missed; act on each event id once."""
+        event_id = body.get("event_id") if body.get("type") == "event_callback" else None
+        if event_id and not service.first_delivery(str(event_id)):
+            logger.info("event=%s | duplicate delivery ignored", event_id)
+            return BoltResponse(status=200, body="")
+        next()
+        return None
+
+    @app.error
+    def on_error(error: Exception, body: dict[str, Any]) -> None:
+        logger.error("type=%s error=%s | listener failed", body.get("type"), type(error).__name__)
+
+    register(app, service, threads)
+    return SlackBot(app, threads)

@@ -1,0 +1,58 @@
+"""Event listeners: shared files start or extend investigations; replies and mentions ask the
+agent; the App Home tab shows recent investigations. Events are acknowledged by Bolt at once.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from slack_bolt import App, BoltContext
+
+from agent.workflow import InvestigationService
+from bot.slack.threads import InvestigationThreads
+
+_MENTION = re.compile(r"<@[A-Z0-9]+>")
+
+
+def question_text(text: str) -> str:
+    """A message's text without mentions of the bot or anyone else."""
+    return _MENTION.sub("", text or "").strip()
+
+
+def register(app: App, service: InvestigationService, threads: InvestigationThreads) -> None:
+    """Register the event listeners."""
+
+    @app.event({"type": "message", "subtype": "file_share"})
+    def on_file_share(event: dict[str, Any]) -> None:
+        if event.get("bot_id"):
+            return
+        threads.submit(threads.files_shared, event)
+
+    @app.event("file_shared")
+    def on_file_shared() -> None:
+        """The same upload as the `file_share` message; acknowledged and left to it."""
+
+    @app.event("app_mention")
+    def on_mention(event: dict[str, Any]) -> None:
+        if event.get("bot_id") or event.get("files"):
+            return
+        threads.submit(threads.question, event, question_text(event.get("text", "")))
+
+    @app.event("message")
+    def on_message(event: dict[str, Any], context: BoltContext) -> None:
+        if event.get("subtype") or event.get("bot_id") or not event.get("thread_ts"):
+            return
+        text = event.get("text", "")
+        if context.bot_user_id and f"<@{context.bot_user_id}>" in text:
+            return  # the app_mention of the same message answers it
+        if not question_text(text):
+            return
+        if service.find_by_thread(str(event["channel"]), str(event["thread_ts"])) is None:
+            return  # a thread that is not an investigation's: not ours to answer
+        threads.submit(threads.question, event, question_text(text))
+
+    @app.event("app_home_opened")
+    def on_home_opened(event: dict[str, Any]) -> None:
+        if event.get("tab", "home") == "home":
+            threads.submit(threads.publish_home, str(event["user"]))

@@ -1,0 +1,95 @@
+"""The bot's commands of the console script: `serve` (HTTP mode), `socket` (Socket Mode) and
+`start` (whichever the configured credentials allow, or exactly what is missing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+from typing import Any
+
+from agent.errors import ConfigurationError
+from bot.composition import build_bot
+from bot.config import Settings
+from bot.slack.server import EVENTS_PATH, HttpServer, wsgi_app
+
+logger = logging.getLogger(__name__)
+
+EXIT_NOT_CONFIGURED = 2
+
+
+def add_commands(commands: Any) -> None:
+    """Register serve, socket and start on the console script's parser."""
+    serve = commands.add_parser("serve", help="run the Slack bot in HTTP mode")
+    serve.add_argument("--port", type=int, help="port (default: PORT, 3000)")
+    serve.add_argument("--host", default="0.0.0.0", help="address to bind (default 0.0.0.0)")  # noqa: S104
+    serve.set_defaults(handler=_serve)
+
+    socket = commands.add_parser("socket", help="run the Slack bot in Socket Mode")
+    socket.set_defaults(handler=_socket)
+
+    start = commands.add_parser(
+        "start", help="run the Slack bot in Socket Mode or HTTP mode, as configured"
+    )
+    start.add_argument("--port", type=int)
+    start.add_argument("--host", default="0.0.0.0")  # noqa: S104
+    start.set_defaults(handler=_start)
+
+
+def _verbose() -> None:
+    for name in ("bot", "agent", "storage"):
+        logging.getLogger(name).setLevel(logging.INFO)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    settings = Settings()
+    _verbose()
+    bot, _ = build_bot(settings)
+    server = HttpServer(wsgi_app(bot.app), host=args.host, port=args.port or settings.port)
+    signal.signal(signal.SIGTERM, lambda *_: server.server.shutdown())
+    bot.start()
+    print(f"reconbot: serving {server.url}{EVENTS_PATH} and {server.url}/healthz", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server.server_close()
+        bot.close()
+    return 0
+
+
+def _socket(args: argparse.Namespace) -> int:
+    from slack_bolt.adapter.socket_mode import SocketModeHandler
+
+    settings = Settings()
+    _verbose()
+    bot, _ = build_bot(settings, socket_mode=True)
+    bot.start()
+    print("reconbot: connected in Socket Mode; Ctrl-C stops", flush=True)
+    try:
+        SocketModeHandler(bot.app, settings.slack_app_token).start()  # type: ignore[no-untyped-call]
+    finally:
+        bot.close()
+    return 0
+
+
+def _start(args: argparse.Namespace) -> int:
+    settings = Settings()
+    if not settings.missing_for_slack(socket_mode=True):
+        return _socket(args)
+    if not settings.missing_for_slack(socket_mode=False):
+        return _serve(args)
+    print(
+        "reconbot: Slack is not configured, so the bot cannot start.\n"
+        "  For Socket Mode (development), set:\n"
+        + "".join(f"    {m}\n" for m in settings.missing_for_slack(socket_mode=True))
+        + "  For HTTP mode (production), set:\n"
+        + "".join(f"    {m}\n" for m in settings.missing_for_slack(socket_mode=False))
+        + "  The README's 'Set up the Slack app' section walks through it. Meanwhile,\n"
+        "  `make demo` runs the same workflow in this terminal on demo data.",
+        file=sys.stderr,
+    )
+    raise SystemExit(EXIT_NOT_CONFIGURED) from ConfigurationError("Slack is not configured")

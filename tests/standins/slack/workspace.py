@@ -1,0 +1,244 @@
+"""The state of a stand-in workspace: people, channels, messages, files, views and faults.
+
+Everything is kept in memory behind one condition variable, so tests can wait (bounded) for
+the app to do something and then read exactly what a person would see.
+"""
+
+from __future__ import annotations
+
+import itertools
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+TEAM_ID = "T0STANDIN"
+BOT_USER = "U0BOT"
+BOT_ID = "B0BOT"
+APP_ID = "A0RECONBOT"
+TRIGGER_TTL_SECONDS = 3.0
+
+
+@dataclass
+class StoredFile:
+    """A file someone shared, with its bytes and how its download behaves."""
+
+    id: str
+    name: str
+    filetype: str
+    mimetype: str
+    content: bytes
+    user: str
+    created: int
+    serve_as: str = "file"  # "file" or "signin" (Slack's HTML sign-in page)
+
+    def info(self, base_url: str) -> dict[str, Any]:
+        """The file object of `files.info`."""
+        url = f"{base_url}files-pri/{TEAM_ID}-{self.id}/{self.name}"
+        return {
+            "id": self.id,
+            "name": self.name,
+            "title": self.name,
+            "filetype": self.filetype,
+            "mimetype": self.mimetype,
+            "size": len(self.content),
+            "user": self.user,
+            "created": self.created,
+            "url_private": url,
+            "url_private_download": url.replace(f"/{self.name}", f"/download/{self.name}"),
+        }
+
+
+@dataclass
+class Message:
+    """A message in a channel, as it looks now, with every earlier version kept."""
+
+    channel: str
+    ts: str
+    user: str
+    text: str
+    blocks: list[dict[str, Any]] = field(default_factory=list)
+    thread_ts: str | None = None
+    bot_id: str | None = None
+    files: list[StoredFile] = field(default_factory=list)
+    reactions: list[str] = field(default_factory=list)
+    history: list[dict[str, Any]] = field(default_factory=list)
+
+    def action_ids(self) -> list[str]:
+        """The action ids of the interactive elements the message shows now."""
+        return [
+            element.get("action_id", "")
+            for block in self.blocks
+            if block.get("type") == "actions"
+            for element in block.get("elements", [])
+        ] + [
+            block["accessory"].get("action_id", "")
+            for block in self.blocks
+            if isinstance(block.get("accessory"), dict)
+        ]
+
+    def element(self, action_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The (block, element) with `action_id`; KeyError if the message has none."""
+        for block in self.blocks:
+            elements = list(block.get("elements", [])) if block.get("type") == "actions" else []
+            if isinstance(block.get("accessory"), dict):
+                elements.append(block["accessory"])
+            for element in elements:
+                if element.get("action_id") == action_id:
+                    return block, element
+        raise KeyError(
+            f"message {self.ts} has no element {action_id!r}; it has {self.action_ids()}"
+        )
+
+    def all_text(self) -> str:
+        """The message text and every text in its blocks, for assertions."""
+        parts = [self.text]
+        _collect_text(self.blocks, parts)
+        return "\n".join(parts)
+
+
+def _collect_text(node: Any, parts: list[str]) -> None:
+    if isinstance(node, dict):
+        if node.get("type") in ("mrkdwn", "plain_text") and isinstance(node.get("text"), str):
+            parts.append(node["text"])
+        for value in node.values():
+            _collect_text(value, parts)
+    elif isinstance(node, list):
+        for item in node:
+            _collect_text(item, parts)
+
+
+@dataclass
+class Fault:
+    """A scripted failure of the next call to a Web API method."""
+
+    status: int
+    retry_after: int | None
+    error: str
+
+
+class Workspace:
+    """The people, channels, messages and files of one stand-in workspace."""
+
+    def __init__(self, *, bot_token: str, signing_secret: str) -> None:
+        self.bot_token = bot_token
+        self.signing_secret = signing_secret
+        self.condition = threading.Condition()
+        self.users: dict[str, str] = {BOT_USER: "reconbot"}
+        self.usergroups: dict[str, set[str]] = {}
+        self.messages: list[Message] = []
+        self.ephemerals: list[dict[str, Any]] = []
+        self.files: dict[str, StoredFile] = {}
+        self.views: dict[str, dict[str, Any]] = {}
+        self.home_views: dict[str, dict[str, Any]] = {}
+        self.responses: list[dict[str, Any]] = []
+        self.uploads: dict[str, dict[str, Any]] = {}
+        self.triggers: dict[str, tuple[str, float]] = {}
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.faults: dict[str, list[Fault]] = {}
+        self._ids = itertools.count(1)
+        self._clock = itertools.count(1)
+
+    # -- ids ------------------------------------------------------------------------------
+
+    def new_id(self, prefix: str) -> str:
+        """A fresh Slack-style id: `F0000000007`."""
+        return f"{prefix}{next(self._ids):010d}"
+
+    def new_ts(self) -> str:
+        """A fresh, strictly increasing message timestamp."""
+        return f"{int(time.time())}.{next(self._clock):06d}"
+
+    def new_trigger(self, user: str) -> str:
+        """A trigger id for views.open, valid for three seconds as in Slack."""
+        trigger = f"{next(self._ids)}.{secrets.token_hex(6)}"
+        self.triggers[trigger] = (user, time.monotonic() + TRIGGER_TTL_SECONDS)
+        return trigger
+
+    # -- people ---------------------------------------------------------------------------
+
+    def add_user(self, user_id: str, name: str) -> str:
+        """Add a person; returns their id."""
+        with self.condition:
+            self.users[user_id] = name
+        return user_id
+
+    def add_usergroup(self, group_id: str, members: list[str]) -> str:
+        """Add a user group with its members; returns its id."""
+        with self.condition:
+            self.usergroups[group_id] = set(members)
+        return group_id
+
+    # -- faults ---------------------------------------------------------------------------
+
+    def fail_next(
+        self,
+        method: str,
+        *,
+        status: int = 429,
+        retry_after: int | None = 1,
+        error: str = "ratelimited",
+    ) -> None:
+        """Make the next call to `method` fail (by default: rate limited, retry after 1 s)."""
+        with self.condition:
+            self.faults.setdefault(method, []).append(Fault(status, retry_after, error))
+
+    def take_fault(self, method: str) -> Fault | None:
+        """The scripted failure for this call, if any."""
+        with self.condition:
+            queue = self.faults.get(method)
+            return queue.pop(0) if queue else None
+
+    # -- reading --------------------------------------------------------------------------
+
+    def record_call(self, method: str, args: dict[str, Any]) -> None:
+        """Remember a Web API call (for assertions such as "no second run")."""
+        with self.condition:
+            self.calls.append((method, args))
+            self.condition.notify_all()
+
+    def changed(self) -> None:
+        """Wake everyone waiting for the workspace to change."""
+        with self.condition:
+            self.condition.notify_all()
+
+    def thread(self, channel: str, thread_ts: str) -> list[Message]:
+        """The root message and its replies, oldest first."""
+        with self.condition:
+            return [
+                m
+                for m in self.messages
+                if m.channel == channel and (m.ts == thread_ts or m.thread_ts == thread_ts)
+            ]
+
+    def message(self, channel: str, ts: str) -> Message:
+        """One message; KeyError if there is none."""
+        with self.condition:
+            for m in self.messages:
+                if m.channel == channel and m.ts == ts:
+                    return m
+        raise KeyError(f"no message {ts} in {channel}")
+
+    def wait_for(
+        self, probe: Callable[[], T | None], *, timeout: float = 30.0, what: str = ""
+    ) -> T:
+        """Wait (bounded) until `probe()` returns something truthy, and return it."""
+        deadline = time.monotonic() + timeout
+        with self.condition:
+            while True:
+                found = probe()
+                if found:
+                    return found
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise TimeoutError(f"gave up after {timeout:.0f} s waiting for {what or probe}")
+                self.condition.wait(min(remaining, 0.2))
+
+    def calls_to(self, method: str) -> list[dict[str, Any]]:
+        """The arguments of every call to `method` so far."""
+        with self.condition:
+            return [args for name, args in self.calls if name == method]
