@@ -8,6 +8,7 @@ long names and values are cut with an ellipsis, long lists end in "and N more".
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -292,7 +293,8 @@ def decided_message(request: ApprovalRequest, line: str) -> Rendered:
 
 
 def _plain(line: str) -> str:
-    return line.replace("*", "").replace("_", "")
+    """A mrkdwn line as notification text (bold marks dropped; emoji and codes kept)."""
+    return line.replace("*", "")
 
 
 def approved_line(user: str) -> str:
@@ -437,9 +439,16 @@ def failure_message(request: ApprovalRequest, error: str) -> Rendered:
     )
 
 
-def refusal_message(reason: str, words: str, *, who_may: str = "") -> Rendered:
-    """A refused click, for the clicker alone: why, in words, and the reason code."""
+def refusal_message(
+    reason: str, words: str, *, who_may: str = "", people: Sequence[str] = ()
+) -> Rendered:
+    """A refused click, for the clicker alone: why, in words, and the reason code.
+
+    `people` are the user ids the words may name (who decided, who asked), shown as mentions.
+    """
     text = f":no_entry: {escape(words)}"
+    for person in people:
+        text = re.sub(rf"\b{re.escape(person)}\b", mention(person), text)
     if who_may:
         text += f"\nWho may approve: {who_may}"
     text += f"\n_Reason: {reason}_"

@@ -303,15 +303,21 @@ class InvestigationThreads:
     ) -> None:
         """Tell the clicker alone why their click was refused."""
         reason = error.reason if isinstance(error, ApprovalRefusedError) else "NOT_ISSUED"
-        words, who = str(error), ""
-        if reason == RefusalReason.NOT_AUTHORIZED and request is not None:
-            policy = request.approver_policy
-            words = "You may not decide this request."
-            who = blocks.who_may_approve(
-                policy.approvers, request.requested_by, policy.self_approval
-            )
+        words, who, people = str(error), "", []
+        if request is not None:
+            latest = self.service.pause(request.pause_id)
+            people = [p for p in (latest.decided_by if latest else None, request.requested_by) if p]
+            if reason == RefusalReason.NOT_AUTHORIZED:
+                policy = request.approver_policy
+                words = "You may not decide this request."
+                who = blocks.who_may_approve(
+                    policy.approvers, request.requested_by, policy.self_approval
+                )
         self._ephemeral(
-            channel, user, thread_ts, blocks.refusal_message(reason, words, who_may=who)
+            channel,
+            user,
+            thread_ts,
+            blocks.refusal_message(reason, words, who_may=who, people=people),
         )
 
     def approve(self, body: dict[str, Any]) -> None:

@@ -1,14 +1,11 @@
 """Fixtures for the workflow on real databases: SQLite always, PostgreSQL when configured.
 
-`RECONBOT_TEST_POSTGRES_URL` (set by `.ci/run`) points at a server; each test gets a schema of
-its own there, dropped afterwards, so tests never see each other's rows.
+See `tests/support/databases.py` for how PostgreSQL is reached.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -25,8 +22,8 @@ from agent.workflow import InvestigationService, Upload, WorkflowSettings
 from storage.blobs import LocalBlobStore
 from storage.database import create_engine, migrate
 from storage.repository import SqlRepository
+from tests.support.databases import DATABASES, database_urls
 
-POSTGRES_URL = os.environ.get("RECONBOT_TEST_POSTGRES_URL")
 DEMO_ROWS = 2_000
 
 
@@ -61,37 +58,9 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Demo:
     )
 
 
-def postgres_schema_url(base: str) -> tuple[str, str]:
-    """A fresh schema on the test server and a URL whose connections use it."""
-    schema = f"t_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(base)
-    with admin.begin() as conn:
-        conn.execute(sa.text(f"CREATE SCHEMA {schema}"))
-    admin.dispose()
-    separator = "&" if "?" in base else "?"
-    return f"{base}{separator}options=-csearch_path%3D{schema}", schema
-
-
-def drop_schema(base: str, schema: str) -> None:
-    admin = create_engine(base)
-    with admin.begin() as conn:
-        conn.execute(sa.text(f"DROP SCHEMA {schema} CASCADE"))
-    admin.dispose()
-
-
-DATABASES = ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
-
-
 @pytest.fixture(params=DATABASES)
 def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'reconbot.db'}"
-        return
-    if not POSTGRES_URL:
-        pytest.skip("RECONBOT_TEST_POSTGRES_URL is not set")
-    url, schema = postgres_schema_url(POSTGRES_URL)
-    yield url
-    drop_schema(POSTGRES_URL, schema)
+    yield from database_urls(request.param, tmp_path)
 
 
 @dataclass

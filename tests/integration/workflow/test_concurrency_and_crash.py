@@ -15,16 +15,9 @@ import pytest
 from agent.domain import Approver, PauseStatus, RefusalReason
 from agent.errors import ApprovalRefusedError
 from storage import tables as t
+from tests.support.databases import POSTGRES_URL, drop_schema, postgres_schema_url
 
-from .conftest import (
-    POSTGRES_URL,
-    Demo,
-    World,
-    drop_schema,
-    make_world,
-    postgres_schema_url,
-    uploads,
-)
+from .conftest import Demo, World, make_world, uploads
 
 HELPER = Path(__file__).with_name("helper.py")
 ROOT = Path(__file__).resolve().parents[3]

@@ -6,12 +6,13 @@ the app to do something and then read exactly what a person would see.
 
 from __future__ import annotations
 
+import copy
 import itertools
 import secrets
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -67,6 +68,10 @@ class Message:
     files: list[StoredFile] = field(default_factory=list)
     reactions: list[str] = field(default_factory=list)
     history: list[dict[str, Any]] = field(default_factory=list)
+
+    def snapshot(self) -> Message:
+        """The message as a person's screen shows it now; clicking it later is a stale click."""
+        return replace(self, blocks=copy.deepcopy(self.blocks), history=[], files=list(self.files))
 
     def action_ids(self) -> list[str]:
         """The action ids of the interactive elements the message shows now."""
