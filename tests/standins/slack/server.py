@@ -117,9 +117,11 @@ class SlackStandIn:
         text: str = "",
         thread_ts: str | None = None,
         serve_as: str = "file",
+        deliveries: int = 1,
     ) -> Message:
         """Share files in a channel (or a thread), and deliver `message`/`file_share` and
-        `file_shared`, as Slack does. Returns the message."""
+        `file_shared`, as Slack does; `deliveries` > 1 redelivers the same event as Slack's
+        retries do. Returns the message."""
         workspace = self.workspace
         stored = [
             StoredFile(
@@ -161,7 +163,9 @@ class SlackStandIn:
         }
         if thread_ts:
             event["thread_ts"] = thread_ts
-        self.deliver_event(event)
+        envelope = self.envelope(event)
+        for attempt in range(deliveries):
+            self.deliver_envelope(envelope, retry=attempt)
         for item in stored:
             self.deliver_event(
                 {
