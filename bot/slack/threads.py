@@ -329,9 +329,15 @@ class InvestigationThreads:
             logger.warning("user=%s | a decision button that reconbot did not issue", user)
             self.refuse(channel, user, thread_ts, error)
             return
+        state = self.service.pause(button.pause_id)
+        clicked_ts = (body.get("container") or {}).get("message_ts")
+        if state is not None and state.message_ts is None and clicked_ts:
+            # The bot stopped between posting the request and remembering it: the message
+            # Slack says was clicked is the one that shows this pause.
+            self.service.remember_message(button.pause_id, str(clicked_ts))
         # Not serialised: the conditional claim picks one winner, and the others must hear
         # at once why they lost rather than wait for the winner's reconciliation.
-        self._confirm(channel, user, thread_ts, button, self.service.pause(button.pause_id))
+        self._confirm(channel, user, thread_ts, button, state)
 
     def _confirm(
         self,

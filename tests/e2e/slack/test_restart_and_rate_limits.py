@@ -1,0 +1,80 @@
+"""The bot as operators run it: a process restarted between the pause and the click, on
+SQLite and PostgreSQL; and Slack's rate limits, retried after the acknowledgement."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+from pathlib import Path
+
+from tests.standins.slack import SlackStandIn
+
+from .conftest import (
+    BOB,
+    CHANNEL,
+    RECONBOT,
+    BotFactory,
+    BotProcess,
+    DemoFiles,
+    RunningBot,
+    bot_environment,
+    exceptions_files,
+    request_message,
+    upload_pair,
+    wait_text,
+)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_approve_works_after_the_bot_process_restarts(
+    standin: SlackStandIn, any_database: str, tmp_path: Path, demo_files: DemoFiles
+) -> None:
+    env = bot_environment(standin, any_database, tmp_path)
+    subprocess.run([RECONBOT, "migrate"], env={**os.environ, **env}, check=True, timeout=120)
+    first = BotProcess(env, _free_port())
+    try:
+        standin.app_url = first.events_url
+        upload = upload_pair(standin, demo_files)
+        request = request_message(standin, upload.ts)
+    finally:
+        first.kill()
+
+    second = BotProcess(env, _free_port())
+    try:
+        standin.app_url = second.events_url
+        assert standin.click(BOB, request, "approve").status == 200
+        wait_text(standin, upload.ts, "Reconciled")
+        standin.workspace.wait_for(lambda: exceptions_files(standin, upload.ts), what="file")
+        assert "Approved by <@U0BOB>" in standin.workspace.message(CHANNEL, request.ts).all_text()
+    finally:
+        second.kill()
+
+
+def test_a_rate_limited_post_is_retried_and_arrives(
+    standin: SlackStandIn, bot: RunningBot, demo_files: DemoFiles
+) -> None:
+    standin.workspace.fail_next("chat.postMessage", status=429, retry_after=1)
+    upload = upload_pair(standin, demo_files)
+    request = request_message(standin, upload.ts)
+    assert request.action_ids() == ["approve", "edit_mapping", "reject"]
+    posts = standin.workspace.calls_to("chat.postMessage")
+    assert posts[0] == posts[1], "the same message was sent again after the 429"
+
+
+def test_a_rate_limited_ephemeral_refusal_still_reaches_the_clicker(
+    standin: SlackStandIn, make_bot: BotFactory, demo_files: DemoFiles
+) -> None:
+    make_bot(RECONBOT_APPROVERS="U0NOBODY")
+    upload = upload_pair(standin, demo_files)
+    request = request_message(standin, upload.ts)
+    standin.workspace.fail_next("chat.postEphemeral", status=429, retry_after=1)
+    answer = standin.click(BOB, request, "approve")
+    assert answer.status == 200 and answer.seconds < 1.0, "acknowledged before any retry"
+    found = standin.workspace.wait_for(lambda: standin.workspace.ephemerals, what="refusal")
+    assert "NOT_AUTHORIZED" in found[0]["text"]
