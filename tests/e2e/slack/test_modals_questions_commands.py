@@ -1,0 +1,136 @@
+"""Reject and Edit through modals, questions in the thread, `/recon`, and the App Home tab."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.standins.slack import SlackStandIn
+
+from .conftest import (
+    ALICE,
+    BOB,
+    CHANNEL,
+    DemoFiles,
+    RunningBot,
+    request_message,
+    upload_pair,
+    wait_text,
+)
+
+
+def _open_view(standin: SlackStandIn, callback_id: str, *, ready: str = "") -> dict[str, Any]:
+    def probe() -> dict[str, Any] | None:
+        for view in standin.workspace.views.values():
+            if view.get("callback_id") == callback_id and ready in str(view):
+                return view
+        return None
+
+    return standin.workspace.wait_for(probe, what=f"the {callback_id} modal")
+
+
+def test_reject_needs_a_reason_and_then_closes_the_request(
+    standin: SlackStandIn, bot: RunningBot, demo_files: DemoFiles
+) -> None:
+    upload = upload_pair(standin, demo_files)
+    request = request_message(standin, upload.ts)
+    seen = request.snapshot()
+    assert standin.click(BOB, request, "reject").status == 200
+    view = _open_view(standin, "reject_view")
+
+    empty = standin.submit_view(BOB, view["id"], {"reason": {"reason_input": {"value": "  "}}})
+    assert empty.json()["response_action"] == "errors"
+    assert "reason" in empty.json()["errors"]
+
+    done = standin.submit_view(
+        BOB, view["id"], {"reason": {"reason_input": {"value": "wrong month exported"}}}
+    )
+    assert done.status == 200 and not done.body
+    text = wait_text(standin, upload.ts, "Rejected by <@U0BOB>")
+    assert "wrong month exported" in text
+    assert standin.workspace.message(CHANNEL, request.ts).action_ids() == []
+
+    standin.click(ALICE, seen, "approve")
+    refusal = standin.workspace.wait_for(lambda: standin.workspace.ephemerals)[0]
+    assert "REJECTED" in refusal["text"] and "wrong month exported" in refusal["text"]
+
+
+def test_edit_becomes_a_new_proposal_with_its_own_approval(
+    standin: SlackStandIn, bot: RunningBot, demo_files: DemoFiles
+) -> None:
+    upload = upload_pair(standin, demo_files)
+    request = request_message(standin, upload.ts)
+    first_value = request.element("approve")[1]["value"]
+    standin.click(BOB, request, "edit_mapping")
+    view = _open_view(standin, "edit_mapping_view", ready="orders.customer")
+    selects = {b["block_id"]: b["element"] for b in view["blocks"] if b.get("type") == "input"}
+    customer = selects["orders.customer"]
+    current = (customer.get("initial_option") or {}).get("value")
+    other = next(o for o in customer["options"] if o["text"]["text"] == "Lineitem name")
+    assert other["value"] != current
+
+    unchanged = standin.submit_view(BOB, view["id"], {})
+    assert unchanged.json()["response_action"] == "errors"
+
+    standin.submit_view(
+        BOB,
+        view["id"],
+        {"orders.customer": {"column": {"selected_option": other}}},
+    )
+    new = request_message(standin, upload.ts, after=1)
+    old = standin.workspace.message(CHANNEL, request.ts)
+    assert "Edited by <@U0BOB>" in old.all_text() and old.action_ids() == []
+    assert other["text"]["text"] in new.all_text()
+    assert new.element("approve")[1]["value"] != first_value
+
+    standin.click(ALICE, new, "approve")
+    wait_text(standin, upload.ts, "Reconciled")
+
+
+def test_a_question_in_the_thread_gets_an_answer_with_evidence(
+    standin: SlackStandIn, bot: RunningBot, demo_files: DemoFiles
+) -> None:
+    upload = upload_pair(standin, demo_files)
+    request = request_message(standin, upload.ts)
+    standin.click(BOB, request, "approve")
+    wait_text(standin, upload.ts, "Reconciled")
+    before = len(standin.workspace.thread(CHANNEL, upload.ts))
+    standin.reply(ALICE, CHANNEL, upload.ts, "<@U0BOT> why is ch_3Q0000000011C flagged?")
+    standin.workspace.wait_for(
+        lambda: len(standin.workspace.thread(CHANNEL, upload.ts)) > before,
+        what="an answer",
+    )
+    answer = standin.workspace.thread(CHANNEL, upload.ts)[-1]
+    assert answer.bot_id
+    assert "rows" in answer.all_text() or "row" in answer.all_text()
+    assert len(standin.workspace.thread(CHANNEL, upload.ts)) == before + 2, (
+        "the question and one answer (the mention is not answered twice)"
+    )
+
+
+def test_recon_status_list_help_and_the_home_tab(
+    standin: SlackStandIn, bot: RunningBot, demo_files: DemoFiles
+) -> None:
+    upload = upload_pair(standin, demo_files)
+    request = request_message(standin, upload.ts)
+    investigation = request.all_text().split("· ")[1].split()[0]
+    assert investigation.startswith("INV-")
+
+    assert standin.command(ALICE, CHANNEL, "/recon", f"status {investigation}").status == 200
+    assert standin.command(ALICE, CHANNEL, "/recon", "list").status == 200
+    assert standin.command(ALICE, CHANNEL, "/recon", "help").status == 200
+    assert standin.command(ALICE, CHANNEL, "/recon", "status INV-NOPE").status == 200
+    responses = standin.workspace.wait_for(
+        lambda: len(standin.workspace.responses) >= 4 and standin.workspace.responses
+    )
+    by_text = " | ".join(str(r) for r in responses)
+    assert (
+        "awaiting decision" in by_text and request.all_text().split("request ")[1][:16] in by_text
+    )
+    assert f"*{investigation}*" in by_text
+    assert "/recon status" in by_text
+    assert "There is no investigation INV-NOPE" in by_text
+    assert all(r["response_type"] == "ephemeral" for r in responses)
+
+    standin.open_home(ALICE)
+    home = standin.workspace.wait_for(lambda: standin.workspace.home_views.get(ALICE))
+    assert investigation in str(home)
