@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
-from tests.standins.slack import SlackStandIn
+from tests.standins.slack import Message, SlackStandIn
 
 from .conftest import (
     ALICE,
@@ -12,6 +13,7 @@ from .conftest import (
     CHANNEL,
     DemoFiles,
     RunningBot,
+    exceptions_files,
     request_message,
     upload_pair,
     wait_text,
@@ -93,18 +95,22 @@ def test_a_question_in_the_thread_gets_an_answer_with_evidence(
     request = request_message(standin, upload.ts)
     standin.click(BOB, request, "approve")
     wait_text(standin, upload.ts, "Reconciled")
-    before = len(standin.workspace.thread(CHANNEL, upload.ts))
-    standin.reply(ALICE, CHANNEL, upload.ts, "<@U0BOT> why is ch_3Q0000000011C flagged?")
-    standin.workspace.wait_for(
-        lambda: len(standin.workspace.thread(CHANNEL, upload.ts)) > before,
-        what="an answer",
-    )
-    answer = standin.workspace.thread(CHANNEL, upload.ts)[-1]
-    assert answer.bot_id
-    assert "rows" in answer.all_text() or "row" in answer.all_text()
-    assert len(standin.workspace.thread(CHANNEL, upload.ts)) == before + 2, (
-        "the question and one answer (the mention is not answered twice)"
-    )
+    standin.workspace.wait_for(lambda: exceptions_files(standin, upload.ts), what="file")
+    question = standin.reply(ALICE, CHANNEL, upload.ts, "<@U0BOT> why is ch_3Q0000000011C flagged?")
+
+    def answers() -> list[Message]:
+        return [
+            m
+            for m in standin.workspace.thread(CHANNEL, upload.ts)
+            if m.bot_id and float(m.ts) > float(question.ts)
+        ]
+
+    answer = standin.workspace.wait_for(answers, what="an answer")[0]
+    text = answer.all_text()
+    assert "ch_3Q0000000011C" in text
+    assert "payments.csv" in text and "row" in text
+    time.sleep(1.0)
+    assert len(answers()) == 1, "the mention is answered once, not again as a thread reply"
 
 
 def test_recon_status_list_help_and_the_home_tab(
