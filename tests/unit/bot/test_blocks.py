@@ -1,0 +1,240 @@
+"""The Block Kit builders: what a person sees, and Block Kit's limits whatever the files hold."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from agent.data.mapping import Clarification
+from agent.data.schema import SCHEMA, DatasetMapping, Mapping, ReadingOptions, Role
+from agent.domain import (
+    ApprovalRequest,
+    ApproverPolicy,
+    DatasetRef,
+    FieldReading,
+    Outcome,
+    PauseKind,
+    PauseState,
+    PauseStatus,
+)
+from bot.slack import blocks
+from bot.slack.payloads import ButtonValue, ModalMetadata
+from tests.standins.slack.web_api import validate_blocks
+
+NOW = datetime(2026, 11, 30, 10, 42, tzinfo=UTC)
+LONG = "Amount captured in the settlement currency " * 20
+
+
+def _request(
+    kind: PauseKind = PauseKind.CONFIRMATION,
+    *,
+    column: str = "Total",
+    warnings: int = 0,
+    choices: int = 0,
+) -> ApprovalRequest:
+    columns = {role: {spec.name: column for spec in SCHEMA[role]} for role in Role}
+    mapping = Mapping(
+        orders=DatasetMapping(columns=columns[Role.ORDERS], options=ReadingOptions()),
+        payments=DatasetMapping(columns=columns[Role.PAYMENTS], options=ReadingOptions()),
+    )
+    confirm = kind is not PauseKind.CLARIFICATION
+    return ApprovalRequest(
+        pause_id="PAUSE-0123456789",
+        investigation_id="INV-ABCDEF0123",
+        kind=kind,
+        revision=2,
+        files=[
+            DatasetRef(
+                role=role,
+                name=f"{role.value}-{LONG}.csv",
+                size=123_456,
+                digest="sha256:" + "a" * 64,
+            )
+            for role in Role
+        ],
+        input_identity="sha256:" + "b" * 64,
+        mapping=mapping if confirm else None,
+        mapping_digest="sha256:" + "c" * 64 if confirm else None,
+        fields=[
+            FieldReading(
+                role=role,
+                field=spec.name,
+                required=spec.required,
+                column=column,
+                confidence_percent=87,
+                samples=[LONG, "<!channel> hello", "1,234.50"],
+                alternatives=[f"alt {n}" for n in range(40)],
+            )
+            for role in Role
+            for spec in SCHEMA[role]
+        ],
+        clarifications=[
+            Clarification(
+                role=Role.PAYMENTS,
+                field="captured_amount",
+                question="Which column holds the captured amount? " + LONG,
+                choices=[f"column {n} {LONG[:60]}" for n in range(choices)],
+            )
+        ]
+        if choices
+        else [],
+        problems=[f"problem {n}: {LONG}" for n in range(warnings)],
+        warnings=[f"note {n}: {LONG}" for n in range(warnings)],
+        rows={"orders": 1_000_000, "payments": 1_020_000},
+        policy_version="2026-11-30.1",
+        authorization_identity="sha256:" + "d" * 64,
+        requested_by="U0ALICE",
+        channel="C0FINANCE",
+        thread_ts="1.000001",
+        created_at=NOW,
+        expires_at=NOW + timedelta(hours=24),
+        approver_policy=ApproverPolicy(approvers=("S0CONTROL",), self_approval=False),
+        answers={},
+        message="The mapping below was checked on every row. " + LONG,
+    )
+
+
+def _within_limits(rendered: blocks.Rendered) -> None:
+    validate_blocks(rendered.blocks)
+    assert rendered.text
+    encoded = json.dumps(rendered.blocks)
+    assert "<!channel>" not in encoded, "file content never becomes a mention"
+    for block in rendered.blocks:
+        for element in [*block.get("elements", []), block.get("accessory") or {}]:
+            assert len(element.get("value", "")) <= 2000
+            for option in element.get("options", []):
+                assert len(option["text"]["text"]) <= 75 and len(option["value"]) <= 150
+
+
+def test_the_request_shows_files_mapping_coverage_and_three_buttons() -> None:
+    request = _request(column="Total")
+    rendered = blocks.approval_message(request)
+    _within_limits(rendered)
+    text = json.dumps(rendered.blocks)
+    assert "1,000,000 rows" in text and "sha256:aaaaaaaaaaaa" in text
+    assert "revision 2" in text and "<@U0ALICE>" in text and "2026-12-01 10:42 UTC" in text
+    actions = rendered.blocks[-1]
+    assert [e["action_id"] for e in actions["elements"]] == ["approve", "edit_mapping", "reject"]
+    approve, _, reject = actions["elements"]
+    assert approve["style"] == "primary" and approve["confirm"]["confirm"]["text"] == "Approve"
+    assert reject["style"] == "danger"
+    assert json.loads(approve["value"]) == {
+        "pause_id": request.pause_id,
+        "authorization": request.authorization_identity,
+    }
+
+
+def test_a_wide_messy_request_stays_within_block_kit_limits() -> None:
+    rendered = blocks.approval_message(_request(column=LONG, warnings=300))
+    _within_limits(rendered)
+    assert "…and 292 more" in json.dumps(rendered.blocks, ensure_ascii=False)
+
+
+def test_a_clarification_asks_with_a_select_and_cannot_be_approved() -> None:
+    rendered = blocks.approval_message(_request(PauseKind.CLARIFICATION, choices=250))
+    _within_limits(rendered)
+    actions = rendered.blocks[-1]
+    assert [e["action_id"] for e in actions["elements"]] == ["edit_mapping", "reject"]
+    select = next(b for b in rendered.blocks if b.get("block_id") == "answer:0")["accessory"]
+    assert select["type"] == "static_select" and len(select["options"]) == 100
+    assert select["options"][0]["value"].startswith("payments.captured_amount=column 0")
+
+
+def test_a_blocked_reconcile_says_what_it_needs_and_offers_approval() -> None:
+    request = _request(PauseKind.BLOCKED_RECONCILE)
+    rendered = blocks.approval_message(request)
+    assert "blocked until the mapping is approved" in rendered.text.lower() or "blocked" in (
+        json.dumps(rendered.blocks).lower()
+    )
+    assert rendered.blocks[-1]["elements"][0]["action_id"] == "approve"
+
+
+@pytest.mark.parametrize(
+    ("status", "words"),
+    [
+        (PauseStatus.CONSUMED, "Approved by <@U0BOB>"),
+        (PauseStatus.REJECTED, "Rejected by <@U0BOB>"),
+        (PauseStatus.SUPERSEDED, "Superseded by revision 3"),
+        (PauseStatus.EXPIRED, "Expired"),
+        (PauseStatus.FAILED, "failed"),
+    ],
+)
+def test_every_terminal_state_edits_the_message_and_removes_the_buttons(
+    status: PauseStatus, words: str
+) -> None:
+    state = PauseState(
+        request=_request(), status=status, decided_by="U0BOB", decided_at=NOW, reason="late"
+    )
+    rendered = blocks.decided_message(state.request, blocks.state_line(state, newest_revision=3))
+    _within_limits(rendered)
+    assert all(b["type"] != "actions" for b in rendered.blocks)
+    assert words in json.dumps(rendered.blocks)
+
+
+def test_the_edit_modal_offers_at_most_100_columns_preferring_the_proposal() -> None:
+    request = _request(column="col 250")
+    header = [f"col {n}" for n in range(300)] + [f"alt {n}" for n in range(40)]
+    metadata = ModalMetadata(request.pause_id, request.authorization_identity, "C0FINANCE", "1.2")
+    view = blocks.edit_modal(request, {Role.ORDERS: header, Role.PAYMENTS: header}, metadata)
+    validate_blocks(view["blocks"], limit=100)
+    inputs = [b for b in view["blocks"] if b["type"] == "input"]
+    assert len(inputs) == sum(len(SCHEMA[r]) for r in Role)
+    for block in inputs:
+        options = block["element"]["options"]
+        assert len(options) == 100
+        assert options[0]["text"]["text"] == "col 250"
+        assert block["element"]["initial_option"]["value"] == str(header.index("col 250"))
+    assert ModalMetadata.decode(view["private_metadata"]) == metadata
+
+
+def test_results_list_findings_with_rows_and_stay_within_limits() -> None:
+    finding: dict[str, Any] = {
+        "category": "amount_mismatch",
+        "order_ids": [f"#{n}" for n in range(200)],
+        "payment_ids": ["ch_1"],
+        "currency": "EUR",
+        "expected": "10.00",
+        "actual": "9.99",
+        "evidence": [{"file": "orders.csv", "rows": list(range(1, 40)), "ids": []}],
+    }
+    outcome = Outcome(
+        investigation_id="INV-1",
+        pause_id="PAUSE-1",
+        revision=1,
+        mapping_digest="sha256:" + "c" * 64,
+        input_identity="sha256:" + "b" * 64,
+        counts={f"category_{n}": n for n in range(14)},
+        summary={"orders": 10, "payments": 12},
+        top_findings=[finding] * 25,
+        report="",
+        export_digest=None,
+        export_rows=91,
+        created_at=NOW,
+    )
+    rendered = blocks.results_message(outcome, "U0BOB")
+    _within_limits(rendered)
+    text = json.dumps(rendered.blocks)
+    assert "orders.csv rows 1, 2, 3" in text and "91 rows" in text and "<@U0BOB>" in text
+
+
+def test_a_refusal_names_the_reason_and_who_may_approve() -> None:
+    rendered = blocks.refusal_message(
+        "ALREADY_CONSUMED",
+        "This request was already approved by U0BOB at 2026-11-30 10:42 UTC.",
+        people=["U0BOB"],
+    )
+    text = rendered.blocks[0]["text"]["text"]
+    assert "<@U0BOB>" in text and "ALREADY_CONSUMED" in text
+    who = blocks.who_may_approve(("S0CONTROL", "U0DAN"), "U0ALICE", self_approval=False)
+    assert who == "<!subteam^S0CONTROL>, <@U0DAN>, except the requester (<@U0ALICE>)"
+
+
+def test_button_values_round_trip_and_tampering_is_detected() -> None:
+    value = ButtonValue("PAUSE-1", "sha256:" + "d" * 64)
+    assert ButtonValue.decode(value.encode()) == value
+    for bad in ("", "{", "[]", '{"pause_id": 1, "authorization": "x"}', None):
+        with pytest.raises(Exception, match="not issued by reconbot"):
+            ButtonValue.decode(bad)
