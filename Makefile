@@ -31,6 +31,7 @@ test: lint
 
 bench: $(VENV)/.synced
 	$(VENV)/bin/python scripts/benchmark.py
+	$(VENV)/bin/python scripts/ack_latency.py
 
 clean:
 	rm -rf .uv $(VENV) var bench-data

@@ -8,6 +8,7 @@ import argparse
 import logging
 import signal
 import sys
+import threading
 from typing import Any
 
 from agent.errors import ConfigurationError
@@ -48,7 +49,12 @@ def _serve(args: argparse.Namespace) -> int:
     _verbose()
     bot, _ = build_bot(settings)
     server = HttpServer(wsgi_app(bot.app), host=args.host, port=args.port or settings.port)
-    signal.signal(signal.SIGTERM, lambda *_: server.server.shutdown())
+    # shutdown() waits for serve_forever() to return, so it must not run on the serving
+    # thread (where signal handlers run): hand it to another thread.
+    signal.signal(
+        signal.SIGTERM,
+        lambda *_: threading.Thread(target=server.server.shutdown, daemon=True).start(),
+    )
     bot.start()
     print(f"reconbot: serving {server.url}{EVENTS_PATH} and {server.url}/healthz", flush=True)
     try:

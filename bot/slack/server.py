@@ -28,6 +28,8 @@ class ThreadingWSGIServer(ThreadingMixIn, WSGIServer):
 
     daemon_threads = True
     allow_reuse_address = True
+    # socketserver's default backlog is 5: a burst of clicks would be reset, not queued.
+    request_queue_size = 256
 
 
 class _QuietHandler(WSGIRequestHandler):

@@ -163,6 +163,14 @@ class BotProcess:
                 time.sleep(0.1)
         raise TimeoutError("reconbot serve did not become healthy")
 
+    def stop(self) -> int:
+        """SIGTERM, as a process manager stops it; returns the exit code."""
+        self.process.terminate()
+        code = self.process.wait(timeout=30)
+        if self.process.stdout:
+            self.process.stdout.close()
+        return code
+
     def kill(self) -> None:
         self.process.kill()
         self.process.wait(timeout=10)

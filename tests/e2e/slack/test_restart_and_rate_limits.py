@@ -53,7 +53,7 @@ def test_approve_works_after_the_bot_process_restarts(
         standin.workspace.wait_for(lambda: exceptions_files(standin, upload.ts), what="file")
         assert "Approved by <@U0BOB>" in standin.workspace.message(CHANNEL, request.ts).all_text()
     finally:
-        second.kill()
+        assert second.stop() == 0, "SIGTERM stops the bot cleanly"
 
 
 def test_a_rate_limited_post_is_retried_and_arrives(

@@ -46,6 +46,10 @@ class Delivery:
         return json.loads(self.body) if self.body else None
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 256  # a burst of bot calls is queued, not reset
+
+
 def sign(secret: str, timestamp: str, body: bytes) -> str:
     """Slack's request signature: `v0=` HMAC-SHA256 of `v0:{timestamp}:{body}`."""
     base = b"v0:" + timestamp.encode() + b":" + body
@@ -65,7 +69,7 @@ class SlackStandIn:
         self.workspace = Workspace(bot_token=bot_token, signing_secret=signing_secret)
         self.app_url: str | None = None
         self.echo_bot_messages = echo_bot_messages
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._server = _Server(("127.0.0.1", 0), _handler_for(self))
         self._server.daemon_threads = True
         self._threads: list[threading.Thread] = []
         self._echoes: queue.Queue[dict[str, Any] | None] = queue.Queue()
