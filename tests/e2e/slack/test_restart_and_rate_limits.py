@@ -3,6 +3,7 @@ SQLite and PostgreSQL; and Slack's rate limits, retried after the acknowledgemen
 
 from __future__ import annotations
 
+import hashlib
 import os
 import socket
 import subprocess
@@ -78,3 +79,32 @@ def test_a_rate_limited_ephemeral_refusal_still_reaches_the_clicker(
     assert answer.status == 200 and answer.seconds < 1.0, "acknowledged before any retry"
     found = standin.workspace.wait_for(lambda: standin.workspace.ephemerals, what="refusal")
     assert "NOT_AUTHORIZED" in found[0]["text"]
+
+
+def test_a_failed_reconciliation_offers_a_retry_that_works(
+    standin: SlackStandIn, bot: RunningBot, demo_files: DemoFiles, tmp_path: Path
+) -> None:
+    upload = upload_pair(standin, demo_files)
+    request = request_message(standin, upload.ts)
+    digest = hashlib.sha256(demo_files.payments).hexdigest()
+    blob = tmp_path / "blobs" / digest[:2] / digest
+    hidden = blob.with_suffix(".away")
+    blob.rename(hidden)  # the storage loses the file under the bot
+
+    standin.click(BOB, request, "approve")
+    wait_text(standin, upload.ts, "failed")
+    failure = standin.workspace.wait_for(
+        lambda: next(
+            (m for m in standin.workspace.thread(CHANNEL, upload.ts) if "retry" in m.action_ids()),
+            None,
+        ),
+        what="the retry button",
+    )
+    assert "Traceback" not in failure.all_text()
+    assert "failed" in standin.workspace.message(CHANNEL, request.ts).all_text()
+    assert standin.workspace.message(CHANNEL, request.ts).action_ids() == []
+
+    hidden.rename(blob)
+    standin.click(BOB, failure, "retry")
+    wait_text(standin, upload.ts, "Reconciled")
+    standin.workspace.wait_for(lambda: exceptions_files(standin, upload.ts), what="file")
