@@ -1,5 +1,6 @@
 # Two commands for a fresh machine with Python 3.11+ and make:
-#   make run    investigate demo data in the terminal (type approve) on the embedded defaults
+#   make run    the Slack bot on the embedded defaults when Slack credentials are set; without
+#               them, it says exactly which are missing and investigates demo data in the terminal
 #   make test   lint, format check, type check and the whole test suite
 PYTHON ?= python3
 UV_VERSION := 0.13.9
@@ -7,7 +8,7 @@ UV := .uv/bin/uv
 VENV := .venv
 DEMO := var/demo
 
-.PHONY: run test lint bench clean
+.PHONY: run demo test lint bench clean
 
 $(UV):
 	$(PYTHON) -m venv .uv
@@ -18,7 +19,10 @@ $(VENV)/.synced: $(UV) pyproject.toml uv.lock
 	touch $@
 
 run: $(VENV)/.synced
-	$(VENV)/bin/reconbot demo-data --rows 10000 --out $(DEMO)
+	$(VENV)/bin/reconbot start --demo-without-slack $(DEMO)
+
+demo: $(VENV)/.synced
+	$(VENV)/bin/reconbot demo-data --rows 10000 --out $(DEMO) > /dev/null
 	$(VENV)/bin/reconbot investigate $(DEMO)/orders.csv $(DEMO)/payments.csv
 
 lint: $(VENV)/.synced

@@ -9,9 +9,11 @@ import logging
 import signal
 import sys
 import threading
+from pathlib import Path
 from typing import Any
 
-from agent.errors import ConfigurationError
+from agent.data.demo import generate
+from bot import workflow_cli
 from bot.composition import build_bot
 from bot.config import Settings
 from bot.slack.server import EVENTS_PATH, HttpServer, wsgi_app
@@ -19,6 +21,7 @@ from bot.slack.server import EVENTS_PATH, HttpServer, wsgi_app
 logger = logging.getLogger(__name__)
 
 EXIT_NOT_CONFIGURED = 2
+DEMO_ROWS = 10_000
 
 
 def add_commands(commands: Any) -> None:
@@ -36,6 +39,13 @@ def add_commands(commands: Any) -> None:
     )
     start.add_argument("--port", type=int)
     start.add_argument("--host", default="0.0.0.0")  # noqa: S104
+    start.add_argument(
+        "--demo-without-slack",
+        type=Path,
+        metavar="DIR",
+        help="when Slack is not configured, say what is missing and then investigate demo "
+        "data written to DIR in this terminal instead",
+    )
     start.set_defaults(handler=_start)
 
 
@@ -94,8 +104,18 @@ def _start(args: argparse.Namespace) -> int:
         + "".join(f"    {m}\n" for m in settings.missing_for_slack(socket_mode=True))
         + "  For HTTP mode (production), set:\n"
         + "".join(f"    {m}\n" for m in settings.missing_for_slack(socket_mode=False))
-        + "  The README's 'Set up the Slack app' section walks through it. Meanwhile,\n"
-        "  `make demo` runs the same workflow in this terminal on demo data.",
+        + "  README.md, 'Set up the Slack app', walks through it.",
         file=sys.stderr,
     )
-    raise SystemExit(EXIT_NOT_CONFIGURED) from ConfigurationError("Slack is not configured")
+    if args.demo_without_slack is None:
+        return EXIT_NOT_CONFIGURED
+    folder: Path = args.demo_without_slack
+    print(
+        f"reconbot: meanwhile, the same workflow in this terminal, on demo data in {folder}/ "
+        "(type approve):\n",
+        file=sys.stderr,
+    )
+    generate(DEMO_ROWS, folder, seed=7)
+    return workflow_cli.investigate_files(
+        folder / "orders.csv", folder / "payments.csv", as_json=False
+    )

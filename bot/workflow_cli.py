@@ -13,6 +13,7 @@ import json
 import shlex
 import sys
 from contextlib import ExitStack
+from pathlib import Path
 from typing import Any, TextIO
 
 from agent.data.schema import SCHEMA, Role
@@ -216,14 +217,19 @@ def parse_edit(text: str) -> dict[Role, dict[str, str]]:
 
 
 def _investigate(args: argparse.Namespace) -> int:
+    return investigate_files(args.orders, args.payments, as_json=args.json)
+
+
+def investigate_files(orders: str | Path, payments: str | Path, *, as_json: bool) -> int:
+    """Investigate two files in this terminal, deciding on stdin; returns the exit code."""
     runtime = _runtime()
     service = runtime.service
-    printer = Printer(args.json)
+    printer = Printer(as_json)
     user = _user()
     with ExitStack() as stack:
         uploads = [
-            Upload(stack.enter_context(open(path, "rb")), path.rsplit("/", 1)[-1])
-            for path in (args.orders, args.payments)
+            Upload(stack.enter_context(open(path, "rb")), Path(path).name)
+            for path in (orders, payments)
         ]
         started = service.start(uploads, requested_by=user)
     request = started.request

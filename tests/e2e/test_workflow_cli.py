@@ -7,31 +7,13 @@ from the test's own working folder.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def reconbot(*args: str, cwd: Path, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "USER": "alice", "HOME": str(cwd)}
-    env.update({k: v for k, v in os.environ.items() if k.startswith("LC_") or k == "LANG"})
-    return subprocess.run(
-        [sys.executable, "-m", "bot.cli", *args],
-        cwd=cwd,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=env,
-        check=False,
-    )
+from tests.support.cli import reconbot
 
 
 def documents(output: str) -> list[dict[str, Any]]:
