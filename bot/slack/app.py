@@ -12,6 +12,7 @@ from datetime import timedelta
 from typing import Any
 
 from slack_bolt import App, BoltResponse
+from slack_bolt.error import BoltError
 from slack_sdk import WebClient
 
 from agent.domain import ApproverPolicy
@@ -60,15 +61,28 @@ def build_app(
         raise ConfigurationError(
             "SLACK_SIGNING_SECRET is not set; HTTP mode cannot check that requests come from Slack."
         )
-    app = App(
-        client=client,
-        signing_secret=settings.slack_signing_secret or "",
-        request_verification_enabled=not socket_mode,
-        process_before_response=False,
-        listener_executor=ThreadPoolExecutor(
-            max_workers=LISTENER_THREADS, thread_name_prefix="reconbot-listener"
-        ),
-    )
+    try:
+        app = App(
+            client=client,
+            signing_secret=settings.slack_signing_secret or "",
+            request_verification_enabled=not socket_mode,
+            process_before_response=False,
+            listener_executor=ThreadPoolExecutor(
+                max_workers=LISTENER_THREADS, thread_name_prefix="reconbot-listener"
+            ),
+        )
+    except BoltError as error:
+        # Bolt checks the token with auth.test; its message names Slack's error code.
+        raise ConfigurationError(
+            f"Slack did not accept SLACK_BOT_TOKEN ({error}); copy the Bot User OAuth Token "
+            "from the app's OAuth & Permissions page."
+        ) from None
+    except OSError as error:
+        reason = getattr(error, "reason", error)
+        raise ConfigurationError(
+            f"Could not reach Slack at {settings.slack_api_url} ({reason}); check "
+            "SLACK_API_URL and the network."
+        ) from None
     policy = ApproverPolicy(approvers=settings.approvers, self_approval=settings.self_approval)
     files = SlackFiles(
         client,

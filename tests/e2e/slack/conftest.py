@@ -8,6 +8,7 @@ only through the environment variables of DESIGN §8, as in production.
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -176,6 +177,13 @@ class BotProcess:
         self.process.wait(timeout=10)
         if self.process.stdout:
             self.process.stdout.close()
+
+
+def free_port() -> int:
+    """A free TCP port on 127.0.0.1."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 # -- reading the thread -------------------------------------------------------------------

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import socket
 import subprocess
 from pathlib import Path
 
@@ -21,16 +20,11 @@ from .conftest import (
     RunningBot,
     bot_environment,
     exceptions_files,
+    free_port,
     request_message,
     upload_pair,
     wait_text,
 )
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def test_approve_works_after_the_bot_process_restarts(
@@ -38,7 +32,7 @@ def test_approve_works_after_the_bot_process_restarts(
 ) -> None:
     env = bot_environment(standin, any_database, tmp_path)
     subprocess.run([RECONBOT, "migrate"], env={**os.environ, **env}, check=True, timeout=120)
-    first = BotProcess(env, _free_port())
+    first = BotProcess(env, free_port())
     try:
         standin.app_url = first.events_url
         upload = upload_pair(standin, demo_files)
@@ -46,7 +40,7 @@ def test_approve_works_after_the_bot_process_restarts(
     finally:
         first.kill()
 
-    second = BotProcess(env, _free_port())
+    second = BotProcess(env, free_port())
     try:
         standin.app_url = second.events_url
         assert standin.click(BOB, request, "approve").status == 200
