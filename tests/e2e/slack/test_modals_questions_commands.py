@@ -112,6 +112,17 @@ def test_a_question_in_the_thread_gets_an_answer_with_evidence(
     time.sleep(1.0)
     assert len(answers()) == 1, "the mention is answered once, not again as a thread reply"
 
+    plain = standin.reply(BOB, CHANNEL, upload.ts, "explain over_capture")
+    reply = standin.workspace.wait_for(
+        lambda: [
+            m
+            for m in standin.workspace.thread(CHANNEL, upload.ts)
+            if m.bot_id and float(m.ts) > float(plain.ts)
+        ],
+        what="an answer to a plain reply",
+    )[0]
+    assert "over_capture" in reply.all_text()
+
 
 def test_recon_status_list_help_and_the_home_tab(
     standin: SlackStandIn, bot: RunningBot, demo_files: DemoFiles
@@ -140,3 +151,35 @@ def test_recon_status_list_help_and_the_home_tab(
     standin.open_home(ALICE)
     home = standin.workspace.wait_for(lambda: standin.workspace.home_views.get(ALICE))
     assert investigation in str(home)
+
+
+def _ambiguous_exports(n: int = 60) -> tuple[bytes, bytes]:
+    orders = ["Name,Total,Currency,Created at"] + [
+        f"#{1001 + i},{100 + i}.00,USD,2025-10-01 10:00:00 +0000" for i in range(n)
+    ]
+    payments = ["id,Amount,Amount Refunded,Amount Captured,Currency,order_id"] + [
+        f"py_{i:06d},{100 + i}.00,0.00,{100 + i - (i % 3)}.00,USD,#{1001 + i}" for i in range(n)
+    ]
+    return ("\n".join(orders) + "\n").encode(), ("\n".join(payments) + "\n").encode()
+
+
+def test_a_clarification_is_answered_with_its_select_then_approved(
+    standin: SlackStandIn, bot: RunningBot
+) -> None:
+    orders, payments = _ambiguous_exports()
+    upload = standin.post_files(
+        ALICE, CHANNEL, [("orders.csv", orders), ("stripe-payments.csv", payments)]
+    )
+    question = request_message(standin, upload.ts)
+    assert question.action_ids() == ["edit_mapping", "reject", "answer:0"]
+    assert "captured_amount" in question.all_text()
+
+    standin.select(BOB, question, "answer:0", "payments.captured_amount=Amount Captured")
+    answered = request_message(standin, upload.ts, after=1)
+    assert answered.action_ids()[0] == "approve"
+    assert "Amount Captured" in answered.all_text()
+    assert "Edited by <@U0BOB>" in standin.workspace.message(CHANNEL, question.ts).all_text()
+
+    standin.click(ALICE, answered, "approve")
+    text = wait_text(standin, upload.ts, "Reconciled")
+    assert "amount_mismatch: *40*" in text
