@@ -109,11 +109,13 @@ class InvestigationThreads:
 
         return self.executor.submit(run)
 
+    def _lock(self, key: str) -> threading.Lock:
+        with self._locks_guard:
+            return self._locks.setdefault(key, threading.Lock())
+
     @contextmanager
     def _serialised(self, key: str) -> Iterator[None]:
-        with self._locks_guard:
-            lock = self._locks.setdefault(key, threading.Lock())
-        with lock:
+        with self._lock(key):
             yield
 
     # -- posting helpers --------------------------------------------------------------------
@@ -347,7 +349,14 @@ class InvestigationThreads:
         button: ButtonValue,
         state: PauseState | None,
     ) -> None:
+        held: list[threading.Lock] = []
+
         def claimed(claimed_state: PauseState) -> None:
+            # Only the winner serialises with other work on the case (questions, uploads), so
+            # their conversations do not interleave; refusals never wait for it.
+            lock = self._lock(claimed_state.request.investigation_id)
+            lock.acquire()
+            held.append(lock)
             try:
                 self.show_state(button.pause_id, blocks.approved_line(user))
             except SlackApiError:
@@ -371,6 +380,9 @@ class InvestigationThreads:
                 logger.exception("pause=%s | resumed phase failed", button.pause_id)
             self.report_failure(failed, words)
             return
+        finally:
+            for lock in held:
+                lock.release()
         self.report_outcome(outcome, user)
 
     def report_outcome(self, outcome: Outcome, user: str) -> None:

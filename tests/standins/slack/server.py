@@ -234,9 +234,10 @@ class SlackStandIn:
         }
         return self.deliver_interaction(self._block_actions(user, message, action))
 
-    def _block_actions(self, user: str, message: Message, action: dict[str, Any]) -> dict[str, Any]:
+    def _interaction(self, kind: str, user: str) -> dict[str, Any]:
+        """The fields every interaction payload has: who, which app, a fresh trigger id."""
         return {
-            "type": "block_actions",
+            "type": kind,
             "team": {"id": TEAM_ID, "domain": "standin"},
             "user": {
                 "id": user,
@@ -245,6 +246,12 @@ class SlackStandIn:
             },
             "api_app_id": APP_ID,
             "token": "verification-token-unused",
+            "trigger_id": self.workspace.new_trigger(user),
+        }
+
+    def _block_actions(self, user: str, message: Message, action: dict[str, Any]) -> dict[str, Any]:
+        return {
+            **self._interaction("block_actions", user),
             "container": {
                 "type": "message",
                 "message_ts": message.ts,
@@ -252,7 +259,6 @@ class SlackStandIn:
                 "is_ephemeral": False,
                 "thread_ts": message.thread_ts,
             },
-            "trigger_id": self.workspace.new_trigger(user),
             "channel": {"id": message.channel, "name": message.channel},
             "message": {
                 "type": "message",
@@ -271,16 +277,7 @@ class SlackStandIn:
         """Submit an open modal with `values[block_id][action_id] = {...}` as Slack sends them."""
         view = self.workspace.views[view_id]
         payload = {
-            "type": "view_submission",
-            "team": {"id": TEAM_ID, "domain": "standin"},
-            "user": {
-                "id": user,
-                "username": self.workspace.users.get(user, user),
-                "team_id": TEAM_ID,
-            },
-            "api_app_id": APP_ID,
-            "token": "verification-token-unused",
-            "trigger_id": self.workspace.new_trigger(user),
+            **self._interaction("view_submission", user),
             "view": {**view, "state": {"values": values}},
         }
         return self.deliver_interaction(payload)
