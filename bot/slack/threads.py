@@ -153,6 +153,9 @@ class InvestigationThreads:
         assert request.channel is not None
         ts = self._post(request.channel, request.thread_ts, blocks.approval_message(request))
         self.service.remember_message(request.pause_id, ts)
+        state = self.service.pause(request.pause_id)
+        if state is not None and state.status is not PauseStatus.PENDING:
+            self.show_state(request.pause_id)  # it moved on (expired) before it was shown
 
     def show_state(self, pause_id: str, line: str | None = None, newest: int | None = None) -> None:
         """Edit a request's message to its current state, without buttons."""
