@@ -25,6 +25,9 @@ what the uploader already sees in their own file. Code that shows errors to user
     │   ├── UnknownInvestigationError    no investigation has that id
     │   └── InputChangedError       a blob's bytes differ from the digest they were stored under
     ├── MalformedRequestError     a click or form that does not carry what reconbot issued
+    ├── ModelError                the language model could not take its turn; nothing was lost
+    │   ├── ModelBusyError          throttled, still after retries with backoff
+    │   └── ModelUnavailableError   a timeout, no route, or a refusal of the request
     └── ConfigurationError        settings that cannot work (a bad URL, a missing secret)
 """
 
@@ -91,6 +94,18 @@ class DownloadError(InputFileError):
 
 class MalformedRequestError(ReconbotError):
     """A button value or form that does not parse as one reconbot issued (tampered or stale)."""
+
+
+class ModelError(ReconbotError):
+    """The model could not take its turn; the investigation stays where it was, resumable."""
+
+
+class ModelBusyError(ModelError):
+    """The model service throttled the request, even after retries with backoff."""
+
+
+class ModelUnavailableError(ModelError):
+    """The model service timed out, could not be reached, or refused the request."""
 
 
 class MappingError(ReconbotError):

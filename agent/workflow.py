@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from strands.models import Model
 
@@ -49,6 +49,7 @@ from agent.domain import (
 from agent.errors import (
     ApprovalRefusedError,
     FileTooLargeError,
+    ReconbotError,
     UnknownInvestigationError,
     WorkflowError,
 )
@@ -271,6 +272,30 @@ class InvestigationService:
             request,
         )
 
+    def investigate_again(
+        self, investigation_id: str, *, actor: str, progress: Progress | None = None
+    ) -> ApprovalRequest:
+        """Run the inspection of the current revision again, after a failed attempt (the
+        model was busy or timed out). Refused when a request for it is already pending."""
+        investigation = self._investigation(investigation_id)
+        revision = self.repo.revisions(investigation_id)[-1]
+        if not revision.complete:
+            raise WorkflowError("This investigation still needs its other file.")
+        pending = self.pending_request(investigation_id)
+        if pending is not None and pending.revision == revision.number:
+            raise WorkflowError(
+                f"Revision {revision.number} already has a request waiting for a decision "
+                f"({pending.pause_id})."
+            )
+        logger.info("investigation=%s actor=%s | investigating again", investigation_id, actor)
+        return self._investigate(
+            investigation,
+            revision,
+            investigate_prompt(revision.number, revision.files),
+            {},
+            progress=progress,
+        )
+
     # -- agent phases ----------------------------------------------------------------------
 
     def _context(
@@ -301,11 +326,23 @@ class InvestigationService:
         )
 
     def _invoke(self, context: InvestigationContext, prompt: str) -> str:
-        """Run one agent invocation over the saved conversation and save it again."""
-        messages = self.repo.load_conversation(context.investigation_id)
+        """Run one agent invocation over the saved conversation and save it again.
+
+        A failed invocation saves nothing: the conversation stays as it was before the turn,
+        so trying again starts from the same place. Reconbot errors raised inside the agent
+        (a busy model, a timeout) reach the caller as themselves.
+        """
+        messages = alternating(self.repo.load_conversation(context.investigation_id))
         agent = build_agent(self.model, messages)
-        result = agent(prompt, invocation_state={STATE_KEY: context})
-        self.repo.save_conversation(context.investigation_id, list(agent.messages))  # type: ignore[arg-type]
+        try:
+            result = agent(prompt, invocation_state={STATE_KEY: context})
+        except Exception as error:
+            cause = _reconbot_cause(error)
+            if cause is not None and cause is not error:
+                raise cause from None
+            raise
+        saved = alternating(list(agent.messages))  # type: ignore[arg-type]
+        self.repo.save_conversation(context.investigation_id, saved)
         return str(result).strip()
 
     def _investigate(
@@ -805,6 +842,32 @@ class InvestigationService:
         if investigation is None:
             raise UnknownInvestigationError(f"There is no investigation {investigation_id}.")
         return investigation
+
+
+PAUSED_NOTE = "Paused: waiting for a person's decision before going on."
+
+
+def alternating(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The conversation with user and assistant turns alternating, as Bedrock requires.
+
+    A turn that ended on a pause ends with the user's tool results; the next task would be a
+    second user turn in a row. A short assistant note closes the paused turn instead.
+    """
+    if messages and messages[-1].get("role") == "user":
+        return [*messages, {"role": "assistant", "content": [{"text": PAUSED_NOTE}]}]
+    return messages
+
+
+def _reconbot_cause(error: BaseException) -> ReconbotError | None:
+    """The reconbot error behind an agent failure (Strands wraps what a model raises)."""
+    seen: BaseException | None = error
+    for _ in range(10):
+        if seen is None:
+            return None
+        if isinstance(seen, ReconbotError):
+            return seen
+        seen = seen.__cause__ or getattr(seen, "original_exception", None)
+    return None
 
 
 def _dead_local_owner(owner: str) -> bool:

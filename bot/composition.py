@@ -20,6 +20,7 @@ from strands.models import Model
 
 from agent.domain import ApproverPolicy
 from agent.errors import ConfigurationError
+from agent.models.bedrock import BedrockSettings, build_bedrock_model, check_access
 from agent.models.offline import OfflineModel
 from agent.workflow import InvestigationService, SystemClock, WorkflowSettings
 from bot.config import Settings
@@ -47,13 +48,31 @@ class Runtime:
     engine: sa.Engine
 
 
-def build_model(settings: Settings) -> Model:
-    """The model named by RECONBOT_MODEL, built once and shared by all investigations."""
+def build_model(settings: Settings, *, check: bool = True) -> Model:
+    """The model named by RECONBOT_MODEL, built once and shared by all investigations.
+
+    With `check` (the bot and the commands that run the agent), Bedrock's credentials and
+    model access are tried at once, so a missing one is a clear message at start-up.
+    """
     if settings.model == "offline":
         return OfflineModel()
-    raise ConfigurationError(
-        "RECONBOT_MODEL=bedrock is not available in this build yet; use RECONBOT_MODEL=offline"
+    model = build_bedrock_model(
+        BedrockSettings(
+            model_id=settings.bedrock_model_id,
+            region=settings.aws_region,
+            endpoint_url=settings.bedrock_endpoint_url,
+            api_key=settings.bedrock_api_key,
+            read_timeout_seconds=settings.bedrock_timeout.total_seconds(),
+            max_attempts=settings.bedrock_max_attempts,
+            streaming=settings.bedrock_streaming,
+        )
     )
+    if check and settings.bedrock_check:
+        check_access(model)
+    logger.info(
+        "model=%s region=%s | Amazon Bedrock ready", settings.bedrock_model_id, settings.aws_region
+    )
+    return model
 
 
 def workflow_settings(settings: Settings) -> WorkflowSettings:
@@ -70,7 +89,11 @@ def workflow_settings(settings: Settings) -> WorkflowSettings:
 
 
 def build_runtime(
-    settings: Settings, *, model: Model | None = None, recover: bool = True
+    settings: Settings,
+    *,
+    model: Model | None = None,
+    recover: bool = True,
+    check_model: bool = True,
 ) -> Runtime:
     """Wire everything; upgrade an embedded SQLite database and recover interrupted approvals."""
     engine = create_engine(settings.database_url)
@@ -85,7 +108,7 @@ def build_runtime(
     service = InvestigationService(
         repository,
         blobs,
-        model or build_model(settings),
+        model or build_model(settings, check=check_model),
         SystemClock(),
         workflow_settings(settings),
     )

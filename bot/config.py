@@ -47,6 +47,13 @@ class Settings(BaseSettings):
         default="us.amazon.nova-2-lite-v1:0", alias="RECONBOT_BEDROCK_MODEL_ID"
     )
     bedrock_endpoint_url: str | None = Field(default=None, alias="RECONBOT_BEDROCK_ENDPOINT_URL")
+    bedrock_api_key: str | None = Field(default=None, alias="AWS_BEARER_TOKEN_BEDROCK", repr=False)
+    bedrock_timeout: timedelta = Field(
+        default=timedelta(seconds=120), alias="RECONBOT_BEDROCK_TIMEOUT"
+    )
+    bedrock_max_attempts: int = Field(default=4, alias="RECONBOT_BEDROCK_MAX_ATTEMPTS", ge=1, le=10)
+    bedrock_streaming: bool = Field(default=True, alias="RECONBOT_BEDROCK_STREAMING")
+    bedrock_check: bool = Field(default=True, alias="RECONBOT_BEDROCK_CHECK")
     aws_region: str = Field(default="us-east-1", alias="AWS_REGION")
     approvers: Annotated[tuple[str, ...], NoDecode] = Field(default=(), alias="RECONBOT_APPROVERS")
     self_approval: bool = Field(default=True, alias="RECONBOT_SELF_APPROVAL")
@@ -64,7 +71,9 @@ class Settings(BaseSettings):
             return tuple(item.strip() for item in value.split(",") if item.strip())
         return value
 
-    @field_validator("approval_ttl", "claim_lease", "expiry_sweep", mode="before")
+    @field_validator(
+        "approval_ttl", "claim_lease", "expiry_sweep", "bedrock_timeout", mode="before"
+    )
     @classmethod
     def _duration(cls, value: object) -> object:
         if isinstance(value, str | int | float):

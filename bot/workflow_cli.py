@@ -61,8 +61,9 @@ def add_commands(commands: Any) -> None:
     verify.set_defaults(handler=_audit_verify)
 
 
-def _runtime() -> Runtime:
-    return build_runtime(Settings())
+def _runtime(*, agent: bool = True) -> Runtime:
+    """The runtime; commands that never run the agent skip the model's start-up check."""
+    return build_runtime(Settings(), check_model=agent)
 
 
 def _user() -> str:
@@ -319,7 +320,7 @@ def _decide(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-    service = _runtime().service
+    service = _runtime(agent=False).service
     report = service.status(args.investigation_id)
     if args.json:
         print(report.model_dump_json())
@@ -351,7 +352,7 @@ def _migrate(_: argparse.Namespace) -> int:
 
 
 def _audit_verify(_: argparse.Namespace) -> int:
-    runtime = build_runtime(Settings(), recover=False)
+    runtime = build_runtime(Settings(), recover=False, check_model=False)
     checked, broken = runtime.repository.verify_audit()
     if broken is None:
         print(f"audit log verified: {checked} entries, chain intact")

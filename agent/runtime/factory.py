@@ -16,8 +16,9 @@ from agent.runtime.tools import TOOLS
 def build_agent(model: Model, messages: list[dict[str, Any]]) -> Agent:
     """A fresh agent over `messages` (the saved conversation), with reconbot's tools and hook.
 
-    No callback handler (nothing is printed) and a conversation manager that never drops
-    history: what the model saw is what is saved.
+    No callback handler (nothing is printed), a conversation manager that never drops
+    history (what the model saw is what is saved), and no retry loop of Strands' own: the
+    model's client retries with backoff, and stacking both would retry for many minutes.
     """
     return Agent(
         model=model,
@@ -27,4 +28,5 @@ def build_agent(model: Model, messages: list[dict[str, Any]]) -> Agent:
         callback_handler=None,
         conversation_manager=NullConversationManager(),
         hooks=[PauseAndTraceHook()],
+        retry_strategy=None,
     )

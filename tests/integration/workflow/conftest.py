@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from strands.models import Model
 
 from agent.data.demo import generate
 from agent.domain import ApproverPolicy
@@ -74,7 +75,12 @@ class World:
     blob_dir: Path
 
 
-def make_world(url: str, tmp_path: Path, approver_policy: ApproverPolicy | None = None) -> World:
+def make_world(
+    url: str,
+    tmp_path: Path,
+    approver_policy: ApproverPolicy | None = None,
+    model: Model | None = None,
+) -> World:
     engine = create_engine(url)
     migrate(engine)
     repo = SqlRepository(engine)
@@ -85,7 +91,7 @@ def make_world(url: str, tmp_path: Path, approver_policy: ApproverPolicy | None 
         approver_policy=approver_policy or ApproverPolicy(),
         workdir=tmp_path / "work",
     )
-    service = InvestigationService(repo, blobs, OfflineModel(), clock, settings)
+    service = InvestigationService(repo, blobs, model or OfflineModel(), clock, settings)
     return World(service, repo, clock, blobs, engine, url, tmp_path / "blobs")
 
 
