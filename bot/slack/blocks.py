@@ -51,6 +51,7 @@ MAX_OPTION_VALUE = 150
 MAX_LIST_ITEMS = 8
 
 APPROVE, EDIT, REJECT, RETRY, ANSWER = "approve", "edit_mapping", "reject", "retry", "answer"
+INVESTIGATE_AGAIN = "investigate_again"
 EDIT_VIEW, REJECT_VIEW = "edit_mapping_view", "reject_view"
 REASON_BLOCK, REASON_INPUT = "reason", "reason_input"
 
@@ -358,9 +359,17 @@ def note(text: str) -> Rendered:
     return Rendered(_plain(text), _dicts([_section(text)]))
 
 
-def problem_message(text: str) -> Rendered:
-    """A file or workflow problem, in words, in the thread."""
-    return note(f":warning: {escape(text)}")
+def problem_message(text: str, *, retry: str | None = None) -> Rendered:
+    """A file or workflow problem, in words, in the thread; with `retry` (an investigation
+    id), a button to investigate it again (the model was busy or did not answer)."""
+    rendered = note(f":warning: {escape(text)}")
+    if retry is None:
+        return rendered
+    button = ActionsBlock(
+        block_id="again",
+        elements=[ButtonElement(text="Try again", action_id=INVESTIGATE_AGAIN, value=retry[:2000])],
+    )
+    return Rendered(rendered.text, [*rendered.blocks, button.to_dict()])
 
 
 def _finding_line(finding: dict[str, Any]) -> str:

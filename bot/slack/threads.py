@@ -33,7 +33,12 @@ from agent.domain import (
     PauseStatus,
     RefusalReason,
 )
-from agent.errors import ApprovalRefusedError, MalformedRequestError, ReconbotError
+from agent.errors import (
+    ApprovalRefusedError,
+    MalformedRequestError,
+    ModelError,
+    ReconbotError,
+)
 from agent.workflow import InvestigationService, Upload
 from bot.slack import blocks
 from bot.slack.files import SharedFile, SlackFiles
@@ -206,6 +211,10 @@ class InvestigationThreads:
                 else:
                     for item in csvs:
                         self._add(investigation.id, user, item, progress)
+            except ModelError as error:
+                # The files are stored and the case exists; only the model's turn failed.
+                case = self.service.find_by_thread(channel, thread_ts)
+                progress.fail(str(error), retry=case.id if case else None)
             except ReconbotError as error:
                 progress.fail(str(error))
             except Exception:
@@ -505,6 +514,34 @@ class InvestigationThreads:
             self.show_state(request.pause_id, blocks.edited_line(user))
             self.post_request(new)
 
+    def investigate_again(self, body: dict[str, Any]) -> None:
+        """ "Try again" after the model failed its turn: inspect and validate the case again."""
+        channel, user, thread_ts, value = _click(body)
+        case = self.service.find_by_thread(channel, str(thread_ts)) if thread_ts else None
+        if case is None or case.id != value:
+            self.refuse(channel, user, thread_ts, MalformedRequestError(NOT_ISSUED))
+            return
+        with self._serialised(case.id):
+            revision = self.service.status(case.id).revisions[-1]
+            progress = _ProgressMessage(
+                self, channel, thread_ts, [ref.name for ref in revision.files.values()]
+            )
+            try:
+                request = self.service.investigate_again(
+                    case.id, actor=user, progress=progress.tool_done
+                )
+            except ModelError as error:
+                progress.fail(str(error), retry=case.id)
+                return
+            except ReconbotError as error:
+                progress.fail(str(error))
+                return
+            progress.finish(
+                f":mag: *{case.id}*: inspected both files and checked the proposed mapping on "
+                "every row. Decision needed below."
+            )
+            self.post_request(request)
+
     # -- questions, commands, home ------------------------------------------------------------
 
     def question(self, event: dict[str, Any], text: str) -> None:
@@ -602,9 +639,10 @@ class _ProgressMessage:
         """The final word of this step."""
         self.threads._update(self.channel, self.ts, blocks.note(text))
 
-    def fail(self, text: str) -> None:
-        """The step stopped on a problem the person can fix; say what it is."""
-        self.threads._update(self.channel, self.ts, blocks.problem_message(text))
+    def fail(self, text: str, *, retry: str | None = None) -> None:
+        """The step stopped on a problem the person can fix; say what it is (with a button
+        to investigate again when only the model's turn failed)."""
+        self.threads._update(self.channel, self.ts, blocks.problem_message(text, retry=retry))
 
 
 def _click(body: dict[str, Any]) -> tuple[str, str, str | None, str | None]:

@@ -34,6 +34,11 @@ def register(app: App, service: InvestigationService, threads: InvestigationThre
         ack()
         threads.submit(threads.approve, body)
 
+    @app.action(blocks.INVESTIGATE_AGAIN)
+    def on_investigate_again(ack: Ack, body: dict[str, Any]) -> None:
+        ack()
+        threads.submit(threads.investigate_again, body)
+
     @app.action(re.compile(f"^{blocks.ANSWER}:"))
     def on_answer(ack: Ack, body: dict[str, Any]) -> None:
         ack()
