@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from agent.data.schema import Role
 from agent.domain import Approver, PauseKind, PauseStatus
 from agent.errors import ModelBusyError, ModelUnavailableError
 from agent.models.bedrock import BedrockSettings, build_bedrock_model
@@ -125,6 +126,17 @@ def test_reconcile_before_approval_is_a_blocked_reconcile_pause(
     refused = json.loads(results[-1]["content"][0]["text"])
     assert refused["ok"] is False and "approval" in refused["error"]
     assert live.repo.get_outcome(started.investigation.id) is None
+
+    blocked = started.request
+    bedrock.add(tool_call("validate_mapping"))
+    revised = live.service.edit(
+        blocked.pause_id,
+        blocked.authorization_identity,
+        BOB,
+        {Role.ORDERS: {"customer": "Email"}},
+    )
+    assert revised.kind is PauseKind.CONFIRMATION, "the case goes on from the blocked pause"
+    assert_alternating(bedrock)
 
 
 @pytest.mark.parametrize(
