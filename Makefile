@@ -31,7 +31,7 @@ lint: $(VENV)/.synced
 	$(VENV)/bin/mypy
 
 test: lint
-	$(VENV)/bin/pytest -q
+	$(VENV)/bin/pytest -q -n 2 --dist loadfile
 
 bench: $(VENV)/.synced
 	$(VENV)/bin/python scripts/benchmark.py
