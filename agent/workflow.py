@@ -68,6 +68,7 @@ logger = logging.getLogger(__name__)
 
 SYSTEM_ACTOR = "reconbot"
 MAX_RECOVERY_ATTEMPTS = 2
+STALL_SCAN = 200
 
 Progress = Callable[[str], None]
 """Told the name of each tool as the agent finishes it, so a caller can show progress."""
@@ -271,6 +272,34 @@ class InvestigationService:
             superseded,
             request,
         )
+
+    def find_stalled(self) -> list[Investigation]:
+        """Investigations whose inspection stopped without a request: the process died in
+        the middle of the agent's turn. The files are stored; each such case is marked failed
+        (so it is reported once) and returned, for someone to investigate it again."""
+        cutoff = self.clock.now() - self.settings.claim_lease
+        waiting = (InvestigationStatus.AWAITING_FILE, InvestigationStatus.AWAITING_DECISION)
+        stalled = []
+        for investigation in self.repo.list_investigations(limit=STALL_SCAN):
+            if investigation.status not in waiting:
+                continue
+            revision = self.repo.revisions(investigation.id)[-1]
+            if not revision.complete or revision.created_at > cutoff:
+                continue
+            if any(
+                p.request.revision == revision.number for p in self.repo.pauses(investigation.id)
+            ):
+                continue
+            self.repo.set_investigation_status(
+                investigation.id, InvestigationStatus.FAILED, actor=SYSTEM_ACTOR
+            )
+            logger.warning(
+                "investigation=%s revision=%s | inspection never finished; marked failed",
+                investigation.id,
+                revision.number,
+            )
+            stalled.append(investigation)
+        return stalled
 
     def investigate_again(
         self, investigation_id: str, *, actor: str, progress: Progress | None = None

@@ -586,10 +586,23 @@ class InvestigationThreads:
     # -- time and recovery ----------------------------------------------------------------
 
     def expire_due(self) -> list[str]:
-        """Expire the requests whose time is up and say so on their messages."""
+        """Expire the requests whose time is up and say so on their messages; offer to go on
+        with cases whose inspection stopped when a process died."""
         expired = self.service.expire_due()
         for pause_id in expired:
             self.show_state(pause_id)
+        for case in self.service.find_stalled():
+            if case.channel is None:
+                continue
+            self._post(
+                case.channel,
+                case.thread_ts,
+                blocks.problem_message(
+                    f"{case.id}: the bot stopped while inspecting these files. Nothing you "
+                    "uploaded was lost; try again to get the request.",
+                    retry=case.id,
+                ),
+            )
         return expired
 
     def _sweep_forever(self) -> None:
@@ -600,7 +613,9 @@ class InvestigationThreads:
                 logger.exception("sweep=expiry | failed; trying again later")
 
     def recover(self) -> None:
-        """Finish approvals interrupted by a crash and report them in their threads."""
+        """Finish approvals interrupted by a crash and report them in their threads; offer to
+        go on with inspections interrupted by one."""
+        self.expire_due()
         for pause_id in self.service.recover():
             state = self.service.pause(pause_id)
             if state is None:

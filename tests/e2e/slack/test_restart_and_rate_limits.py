@@ -4,13 +4,22 @@ SQLite and PostgreSQL; and Slack's rate limits, retried after the acknowledgemen
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import subprocess
+import time
 from pathlib import Path
 
+import pytest
+
+from agent.workflow import Upload
+from bot.composition import build_runtime
+from bot.config import Settings
 from tests.standins.slack import SlackStandIn
+from tests.support.models import DyingModel
 
 from .conftest import (
+    ALICE,
     BOB,
     CHANNEL,
     RECONBOT,
@@ -102,3 +111,47 @@ def test_a_failed_reconciliation_offers_a_retry_that_works(
     standin.click(BOB, failure, "retry")
     wait_text(standin, upload.ts, "Reconciled")
     standin.workspace.wait_for(lambda: exceptions_files(standin, upload.ts), what="file")
+
+
+def test_an_inspection_cut_off_by_a_crash_is_offered_again_after_a_restart(
+    standin: SlackStandIn,
+    make_bot: BotFactory,
+    database_url: str,
+    tmp_path: Path,
+    demo_files: DemoFiles,
+) -> None:
+    env = bot_environment(standin, database_url, tmp_path, RECONBOT_CLAIM_LEASE="1s")
+    upload = standin.post_files(
+        ALICE,
+        CHANNEL,
+        [("orders.csv", demo_files.orders), ("payments.csv", demo_files.payments)],
+        deliveries=0,
+    )
+    crashed = build_runtime(Settings(**env), model=DyingModel(), recover=False)  # type: ignore[arg-type]
+    with pytest.raises(RuntimeError):
+        crashed.service.start(
+            [Upload(io.BytesIO(f.content), f.name) for f in upload.files],
+            requested_by=ALICE,
+            channel=CHANNEL,
+            thread_ts=upload.ts,
+        )
+    crashed.engine.dispose()
+    time.sleep(1.2)
+
+    make_bot(RECONBOT_CLAIM_LEASE="1s")
+    offer = standin.workspace.wait_for(
+        lambda: next(
+            (
+                m
+                for m in standin.workspace.thread(CHANNEL, upload.ts)
+                if "investigate_again" in m.action_ids()
+            ),
+            None,
+        ),
+        what="the offer to try again",
+    )
+    assert "Nothing you uploaded was lost" in offer.all_text()
+    standin.click(BOB, offer, "investigate_again")
+    request = request_message(standin, upload.ts)
+    standin.click(BOB, request, "approve")
+    wait_text(standin, upload.ts, "Reconciled")

@@ -125,7 +125,7 @@ class SlackStandIn:
     ) -> Message:
         """Share files in a channel (or a thread), and deliver `message`/`file_share` and
         `file_shared`, as Slack does; `deliveries` > 1 redelivers the same event as Slack's
-        retries do. Returns the message."""
+        retries do (0: none, as when the app was down). Returns the message."""
         workspace = self.workspace
         stored = [
             StoredFile(
@@ -170,7 +170,7 @@ class SlackStandIn:
         envelope = self.envelope(event)
         for attempt in range(deliveries):
             self.deliver_envelope(envelope, retry=attempt)
-        for item in stored:
+        for item in stored if deliveries else []:
             self.deliver_event(
                 {
                     "type": "file_shared",
