@@ -217,6 +217,21 @@ def is_request(message: Message) -> bool:
     return bool(message.bot_id) and any(v and v[0].get("type") == "header" for v in versions)
 
 
+def message_with_action(standin: SlackStandIn, thread_ts: str, action_id: str) -> Message:
+    """Wait for the message of the thread that offers `action_id` (a button or select)."""
+    return standin.workspace.wait_for(
+        lambda: next(
+            (
+                m
+                for m in standin.workspace.thread(CHANNEL, thread_ts)
+                if action_id in m.action_ids()
+            ),
+            None,
+        ),
+        what=f"a message offering {action_id}",
+    )
+
+
 def thread_text(standin: SlackStandIn, thread_ts: str) -> str:
     """Everything the thread shows now."""
     return "\n".join(m.all_text() for m in standin.workspace.thread(CHANNEL, thread_ts))

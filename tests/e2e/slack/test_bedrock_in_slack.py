@@ -12,9 +12,9 @@ from tests.standins.slack import SlackStandIn
 
 from .conftest import (
     BOB,
-    CHANNEL,
     BotFactory,
     DemoFiles,
+    message_with_action,
     request_message,
     upload_pair,
     wait_text,
@@ -41,17 +41,7 @@ def test_a_busy_model_is_said_in_the_thread_and_try_again_resumes(
     bedrock.add(tool_call("inspect_datasets"), Fault(), Fault())
     upload = upload_pair(standin, demo_files)
     wait_text(standin, upload.ts, "Amazon Bedrock is busy")
-    busy = standin.workspace.wait_for(
-        lambda: next(
-            (
-                m
-                for m in standin.workspace.thread(CHANNEL, upload.ts)
-                if "investigate_again" in m.action_ids()
-            ),
-            None,
-        ),
-        what="the Try again button",
-    )
+    busy = message_with_action(standin, upload.ts, "investigate_again")
     assert "try again" in busy.all_text().lower()
 
     bedrock.add(tool_call("inspect_datasets"), tool_call("validate_mapping"))

@@ -30,6 +30,7 @@ from .conftest import (
     bot_environment,
     exceptions_files,
     free_port,
+    message_with_action,
     request_message,
     upload_pair,
     wait_text,
@@ -96,13 +97,7 @@ def test_a_failed_reconciliation_offers_a_retry_that_works(
 
     standin.click(BOB, request, "approve")
     wait_text(standin, upload.ts, "failed")
-    failure = standin.workspace.wait_for(
-        lambda: next(
-            (m for m in standin.workspace.thread(CHANNEL, upload.ts) if "retry" in m.action_ids()),
-            None,
-        ),
-        what="the retry button",
-    )
+    failure = message_with_action(standin, upload.ts, "retry")
     assert "Traceback" not in failure.all_text()
     assert "failed" in standin.workspace.message(CHANNEL, request.ts).all_text()
     assert standin.workspace.message(CHANNEL, request.ts).action_ids() == []
@@ -139,17 +134,7 @@ def test_an_inspection_cut_off_by_a_crash_is_offered_again_after_a_restart(
     time.sleep(1.2)
 
     make_bot(RECONBOT_CLAIM_LEASE="1s")
-    offer = standin.workspace.wait_for(
-        lambda: next(
-            (
-                m
-                for m in standin.workspace.thread(CHANNEL, upload.ts)
-                if "investigate_again" in m.action_ids()
-            ),
-            None,
-        ),
-        what="the offer to try again",
-    )
+    offer = message_with_action(standin, upload.ts, "investigate_again")
     assert "Nothing you uploaded was lost" in offer.all_text()
     standin.click(BOB, offer, "investigate_again")
     request = request_message(standin, upload.ts)
