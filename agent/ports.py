@@ -199,6 +199,22 @@ class Repository(Protocol):
         """The audit entries of an investigation, in order."""
         ...
 
-    def mark_event_processed(self, event_id: str) -> bool:
-        """Record a delivered event id; False if it was already processed."""
+    def mark_event_processed(
+        self,
+        event_id: str,
+        payload: dict[str, Any] | None = None,
+        hold_until: datetime | None = None,
+    ) -> bool:
+        """Record a delivered event id; False if it was already processed. With `payload`,
+        its work resumes elsewhere unless finished before `hold_until`."""
+        ...
+
+    def finish_event(self, event_id: str) -> None:
+        """The event's work is done; never resume it."""
+        ...
+
+    def take_unfinished_events(
+        self, now: datetime, hold_until: datetime
+    ) -> list[tuple[str, dict[str, Any]]]:
+        """Take the unfinished events whose hold ran out (each by one caller only)."""
         ...

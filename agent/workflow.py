@@ -806,9 +806,23 @@ class InvestigationService:
         """The newest investigations, optionally of one channel."""
         return self.repo.list_investigations(channel=channel, limit=limit)
 
-    def first_delivery(self, delivery_id: str) -> bool:
-        """Record a delivery (a chat event id); False if it was seen before (a retry)."""
-        return self.repo.mark_event_processed(delivery_id)
+    def first_delivery(self, delivery_id: str, work: dict[str, Any] | None = None) -> bool:
+        """Record a delivery (a chat event id); False if it was seen before (a retry).
+
+        With `work` (the event of an upload), the delivery is resumable: if this process dies
+        before `delivery_done`, `deliveries_to_resume` hands it out again after the lease.
+        """
+        hold = self.clock.now() + self.settings.claim_lease if work is not None else None
+        return self.repo.mark_event_processed(delivery_id, work, hold)
+
+    def delivery_done(self, delivery_id: str) -> None:
+        """The work of a resumable delivery is done (or its problem was reported)."""
+        self.repo.finish_event(delivery_id)
+
+    def deliveries_to_resume(self) -> list[tuple[str, dict[str, Any]]]:
+        """Resumable deliveries whose process died before finishing them, each taken once."""
+        now = self.clock.now()
+        return self.repo.take_unfinished_events(now, now + self.settings.claim_lease)
 
     @contextmanager
     def exceptions_file(self, outcome: Outcome) -> Iterator[Path | None]:

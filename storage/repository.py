@@ -680,14 +680,60 @@ class SqlRepository:
 
     # -- Slack deliveries -------------------------------------------------------------------
 
-    def mark_event_processed(self, event_id: str) -> bool:
-        """Record a delivered event id; False if it was already there (a retry)."""
+    def mark_event_processed(
+        self,
+        event_id: str,
+        payload: dict[str, Any] | None = None,
+        hold_until: datetime | None = None,
+    ) -> bool:
+        """Record a delivered event id; False if it was already there (a retry).
+
+        With `payload`, the event's work is resumable: held by this process until `hold_until`,
+        then `take_unfinished_events` hands it to another unless `finish_event` was called.
+        """
+        values: dict[str, Any] = {"event_id": event_id, "received_at": _now()}
+        if payload is not None:
+            values |= {"payload": json.dumps(payload), "claimed_until": hold_until}
         try:
             with self.engine.begin() as conn:
-                conn.execute(t.slack_events.insert().values(event_id=event_id, received_at=_now()))
+                conn.execute(t.slack_events.insert().values(**values))
         except sa.exc.IntegrityError:
             return False
         return True
+
+    def finish_event(self, event_id: str) -> None:
+        """The event's work is done (or was answered with a problem); never resume it."""
+        with self.engine.begin() as conn:
+            conn.execute(
+                t.slack_events.update()
+                .where(t.slack_events.c.event_id == event_id)
+                .values(finished_at=_now(), payload=None)
+            )
+
+    def take_unfinished_events(
+        self, now: datetime, hold_until: datetime
+    ) -> list[tuple[str, dict[str, Any]]]:
+        """Events whose work was started and never finished, and whose hold ran out; each is
+        taken (one conditional update) by exactly one caller and held until `hold_until`."""
+        events = t.slack_events.c
+        unfinished = (
+            events.finished_at.is_(None),
+            events.payload.is_not(None),
+            events.claimed_until <= now,
+        )
+        with self.engine.connect() as conn:
+            rows = conn.execute(sa.select(events.event_id, events.payload).where(*unfinished)).all()
+        taken = []
+        for event_id, payload in rows:
+            with self.engine.begin() as conn:
+                won = conn.execute(
+                    t.slack_events.update()
+                    .where(events.event_id == event_id, *unfinished)
+                    .values(claimed_until=hold_until)
+                ).rowcount
+            if won == 1:
+                taken.append((str(event_id), dict(json.loads(payload))))
+        return taken
 
 
 def _revision_detail(revision: Revision) -> dict[str, Any]:

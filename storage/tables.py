@@ -149,4 +149,9 @@ slack_events = sa.Table(
     metadata,
     sa.Column("event_id", sa.String(100), primary_key=True),
     sa.Column("received_at", sa.DateTime(timezone=True), nullable=False),
+    # Work that must survive a crash (a file upload): the event, held by one process until
+    # `claimed_until`, done at `finished_at`. Other deliveries keep only their id.
+    sa.Column("payload", sa.Text),
+    sa.Column("claimed_until", sa.DateTime(timezone=True)),
+    sa.Column("finished_at", sa.DateTime(timezone=True)),
 )

@@ -100,9 +100,12 @@ def build_app(
 
     @app.middleware
     def deduplicate(body: dict[str, Any], next: Callable[[], None]) -> BoltResponse | None:
-        """Slack redelivers an event it thinks was missed; act on each event id once."""
+        """Slack redelivers an event it thinks was missed; act on each event id once. An
+        upload's event is kept until its work is done, so a crash cannot lose it."""
         event_id = body.get("event_id") if body.get("type") == "event_callback" else None
-        if event_id and not service.first_delivery(str(event_id)):
+        event = body.get("event") or {}
+        upload = event if event.get("subtype") == "file_share" and not event.get("bot_id") else None
+        if event_id and not service.first_delivery(str(event_id), upload):
             logger.info("event=%s | duplicate delivery ignored", event_id)
             return BoltResponse(status=200, body="")
         next()

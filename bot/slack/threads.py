@@ -176,9 +176,17 @@ class InvestigationThreads:
 
     # -- uploads ----------------------------------------------------------------------------
 
-    def files_shared(self, event: dict[str, Any]) -> None:
+    def files_shared(self, event: dict[str, Any], delivery_id: str | None = None) -> None:
         """A message with files: start an investigation on its CSVs, or add them to the
-        investigation of the thread it was posted in."""
+        investigation of the thread it was posted in. The delivery is marked done however it
+        ends, unless the process dies first: then another picks it up (`sweep`)."""
+        try:
+            self._files_shared(event)
+        finally:
+            if delivery_id:
+                self.service.delivery_done(delivery_id)
+
+    def _files_shared(self, event: dict[str, Any]) -> None:
         channel = str(event["channel"])
         user = str(event.get("user", ""))
         upload_ts = str(event["ts"])
@@ -585,9 +593,12 @@ class InvestigationThreads:
 
     # -- time and recovery ----------------------------------------------------------------
 
-    def expire_due(self) -> list[str]:
-        """Expire the requests whose time is up and say so on their messages; offer to go on
-        with cases whose inspection stopped when a process died."""
+    def sweep(self) -> list[str]:
+        """Expire the requests whose time is up and say so on their messages; pick up uploads
+        and inspections that a dead process left unfinished. Returns the expired pause ids."""
+        for delivery_id, event in self.service.deliveries_to_resume():
+            logger.info("event=%s | resuming an upload a stopped process left", delivery_id)
+            self.files_shared(event, delivery_id)
         expired = self.service.expire_due()
         for pause_id in expired:
             self.show_state(pause_id)
@@ -608,14 +619,14 @@ class InvestigationThreads:
     def _sweep_forever(self) -> None:
         while not self._stop.wait(self.settings.expiry_sweep_seconds):
             try:
-                self.expire_due()
+                self.sweep()
             except Exception:
                 logger.exception("sweep=expiry | failed; trying again later")
 
     def recover(self) -> None:
         """Finish approvals interrupted by a crash and report them in their threads; offer to
         go on with inspections interrupted by one."""
-        self.expire_due()
+        self.sweep()
         for pause_id in self.service.recover():
             state = self.service.pause(pause_id)
             if state is None:

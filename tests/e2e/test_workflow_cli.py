@@ -124,7 +124,7 @@ def test_audit_verify_detects_a_row_changed_behind_its_back(folder: Path) -> Non
 def test_migrate_and_bad_input_messages(folder: Path) -> None:
     migrated = reconbot("migrate", cwd=folder)
     assert migrated.returncode == 0, migrated.stderr
-    assert "revision 0002" in migrated.stdout
+    assert "revision 0003" in migrated.stdout
     (folder / "empty.csv").write_bytes(b"")
     bad = reconbot("investigate", "empty.csv", "demo/payments.csv", cwd=folder)
     assert bad.returncode == 2

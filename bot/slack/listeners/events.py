@@ -24,10 +24,10 @@ def register(app: App, service: InvestigationService, threads: InvestigationThre
     """Register the event listeners."""
 
     @app.event({"type": "message", "subtype": "file_share"})
-    def on_file_share(event: dict[str, Any]) -> None:
+    def on_file_share(event: dict[str, Any], body: dict[str, Any]) -> None:
         if event.get("bot_id"):
             return
-        threads.submit(threads.files_shared, event)
+        threads.submit(threads.files_shared, event, body.get("event_id"))
 
     @app.event("file_shared")
     def on_file_shared() -> None:

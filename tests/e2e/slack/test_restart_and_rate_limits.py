@@ -140,3 +140,37 @@ def test_an_inspection_cut_off_by_a_crash_is_offered_again_after_a_restart(
     request = request_message(standin, upload.ts)
     standin.click(BOB, request, "approve")
     wait_text(standin, upload.ts, "Reconciled")
+
+
+def test_an_upload_cut_off_by_a_crash_is_picked_up_by_the_next_process(
+    standin: SlackStandIn, database_url: str, tmp_path: Path, demo_files: DemoFiles
+) -> None:
+    env = bot_environment(
+        standin, database_url, tmp_path, RECONBOT_CLAIM_LEASE="2s", RECONBOT_EXPIRY_SWEEP="1s"
+    )
+    first = BotProcess(env, free_port())
+    try:
+        standin.app_url = first.events_url
+        upload = standin.post_files(
+            ALICE,
+            CHANNEL,
+            [("orders.csv", demo_files.orders), ("payments.csv", demo_files.payments)],
+            serve_as="stall",
+        )
+        standin.workspace.wait_for(
+            lambda: standin.workspace.calls_to("download"), what="a download"
+        )
+    finally:
+        first.kill()  # dies in the middle of the download
+    for item in upload.files:
+        item.serve_as = "file"
+    standin.release_downloads.set()
+
+    second = BotProcess(env, free_port())
+    try:
+        standin.app_url = second.events_url
+        request = request_message(standin, upload.ts)
+        standin.click(BOB, request, "approve")
+        wait_text(standin, upload.ts, "Reconciled")
+    finally:
+        assert second.stop() == 0

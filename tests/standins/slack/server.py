@@ -31,6 +31,7 @@ from tests.standins.slack.workspace import (
 
 SIGN_IN_PAGE = b"<!DOCTYPE html><html><head><title>Slack</title></head><body>Sign in</body></html>"
 DELIVERY_TIMEOUT_SECONDS = 10
+STALL_SECONDS = 60
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,7 @@ class SlackStandIn:
         self._threads: list[threading.Thread] = []
         self._echoes: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self._response_urls: dict[str, dict[str, Any]] = {}
+        self.release_downloads = threading.Event()
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -448,6 +450,10 @@ class SlackStandIn:
         stored = self.workspace.files.get(file_id)
         if stored is None:
             return 404, "text/plain", b"not found"
+        self.workspace.record_call("download", {"file": file_id})
+        if stored.serve_as == "stall":
+            # Hold the download until the test releases it (bounded), like a stuck transfer.
+            self.release_downloads.wait(timeout=STALL_SECONDS)
         if token != self.workspace.bot_token or stored.serve_as == "signin":
             return 200, "text/html; charset=utf-8", SIGN_IN_PAGE
         return 200, stored.mimetype, stored.content

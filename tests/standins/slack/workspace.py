@@ -35,7 +35,7 @@ class StoredFile:
     content: bytes
     user: str
     created: int
-    serve_as: str = "file"  # "file" or "signin" (Slack's HTML sign-in page)
+    serve_as: str = "file"  # "file", "signin" (Slack's HTML sign-in page) or "stall"
 
     def info(self, base_url: str) -> dict[str, Any]:
         """The file object of `files.info`."""
