@@ -79,9 +79,15 @@ class Repository(Protocol):
         ...
 
     def set_investigation_status(
-        self, investigation_id: str, status: InvestigationStatus, *, actor: str
-    ) -> None:
-        """Record where the investigation stands."""
+        self,
+        investigation_id: str,
+        status: InvestigationStatus,
+        *,
+        actor: str,
+        only_from: tuple[InvestigationStatus, ...] = (),
+    ) -> bool:
+        """Record where the investigation stands; with `only_from`, only from those statuses
+        (one conditional update). True if it changed."""
         ...
 
     def add_revision(self, revision: Revision, *, actor: str, reason: str) -> list[str]:

@@ -290,9 +290,10 @@ class InvestigationService:
                 p.request.revision == revision.number for p in self.repo.pauses(investigation.id)
             ):
                 continue
-            self.repo.set_investigation_status(
-                investigation.id, InvestigationStatus.FAILED, actor=SYSTEM_ACTOR
-            )
+            if not self.repo.set_investigation_status(
+                investigation.id, InvestigationStatus.FAILED, actor=SYSTEM_ACTOR, only_from=waiting
+            ):
+                continue  # another process reported it first
             logger.warning(
                 "investigation=%s revision=%s | inspection never finished; marked failed",
                 investigation.id,

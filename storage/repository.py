@@ -250,15 +250,22 @@ class SqlRepository:
         return None if row is None else _investigation(row)
 
     def set_investigation_status(
-        self, investigation_id: str, status: InvestigationStatus, *, actor: str
-    ) -> None:
-        """Record where the investigation stands."""
+        self,
+        investigation_id: str,
+        status: InvestigationStatus,
+        *,
+        actor: str,
+        only_from: tuple[InvestigationStatus, ...] = (),
+    ) -> bool:
+        """Record where the investigation stands; with `only_from`, only if it stands at one
+        of those now (one conditional update: of racing callers one wins). True if changed."""
+        query = t.investigations.update().where(t.investigations.c.id == investigation_id)
+        if only_from:
+            query = query.where(t.investigations.c.status.in_([s.value for s in only_from]))
         with self.engine.begin() as conn:
-            conn.execute(
-                t.investigations.update()
-                .where(t.investigations.c.id == investigation_id)
-                .values(status=status.value, updated_at=_now())
-            )
+            changed = conn.execute(query.values(status=status.value, updated_at=_now())).rowcount
+            if not changed:
+                return False
             self._append_audit(
                 conn,
                 "investigation_status",
@@ -266,6 +273,7 @@ class SqlRepository:
                 investigation_id=investigation_id,
                 detail={"status": status.value},
             )
+        return True
 
     def add_revision(self, revision: Revision, *, actor: str, reason: str) -> list[str]:
         """Make `revision` current and supersede the case's pending pauses, atomically."""
