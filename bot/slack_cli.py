@@ -84,12 +84,22 @@ def _socket(args: argparse.Namespace) -> int:
     _verbose()
     bot, _ = build_bot(settings, socket_mode=True)
     bot.start()
+    handler = SocketModeHandler(bot.app, settings.slack_app_token)
+    signal.signal(signal.SIGTERM, _stop_on_sigterm)
     print("reconbot: connected in Socket Mode; Ctrl-C stops", flush=True)
     try:
-        SocketModeHandler(bot.app, settings.slack_app_token).start()  # type: ignore[no-untyped-call]
+        handler.start()  # type: ignore[no-untyped-call]
+    except KeyboardInterrupt:
+        pass
     finally:
+        handler.close()  # type: ignore[no-untyped-call]
         bot.close()
     return 0
+
+
+def _stop_on_sigterm(*_: object) -> None:
+    """SIGTERM stops Socket Mode like Ctrl-C: the connection closes, running work finishes."""
+    raise KeyboardInterrupt
 
 
 def _start(args: argparse.Namespace) -> int:

@@ -9,6 +9,7 @@ import hashlib
 import hmac
 import json
 import queue
+import socket
 import threading
 import time
 import urllib.error
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.standins.slack.socket_mode import SocketModeLink, accept_key
 from tests.standins.slack.web_api import METHODS, ApiError, Call, filetype_of
 from tests.standins.slack.workspace import (
     APP_ID,
@@ -65,9 +67,12 @@ class SlackStandIn:
         *,
         bot_token: str = "xoxb-standin-token",
         signing_secret: str = "standin-signing-secret",
+        app_token: str = "xapp-standin-app-token",
         echo_bot_messages: bool = True,
     ) -> None:
         self.workspace = Workspace(bot_token=bot_token, signing_secret=signing_secret)
+        self.app_token = app_token
+        self._links: list[SocketModeLink] = []
         self.app_url: str | None = None
         self.echo_bot_messages = echo_bot_messages
         self._server = _Server(("127.0.0.1", 0), _handler_for(self))
@@ -300,6 +305,9 @@ class SlackStandIn:
             "response_url": self._response_url(channel),
             "trigger_id": self.workspace.new_trigger(user),
         }
+        link = self.socket_link()
+        if link is not None:
+            return self._over_socket(link, "slash_commands", fields)
         return self.deliver(
             urllib.parse.urlencode(fields).encode(), "application/x-www-form-urlencoded"
         )
@@ -339,6 +347,9 @@ class SlackStandIn:
 
     def deliver_envelope(self, envelope: dict[str, Any], *, retry: int = 0) -> Delivery:
         """Deliver an envelope; `retry` > 0 adds Slack's retry headers, as a redelivery."""
+        link = self.socket_link()
+        if link is not None:
+            return self._over_socket(link, "events_api", envelope)
         headers = {}
         if retry:
             headers = {"X-Slack-Retry-Num": str(retry), "X-Slack-Retry-Reason": "http_timeout"}
@@ -346,6 +357,9 @@ class SlackStandIn:
 
     def deliver_interaction(self, payload: dict[str, Any]) -> Delivery:
         """Deliver a block action or view submission as Slack's form-encoded `payload`."""
+        link = self.socket_link()
+        if link is not None:
+            return self._over_socket(link, "interactive", payload)
         body = urllib.parse.urlencode({"payload": json.dumps(payload)}).encode()
         return self.deliver(body, "application/x-www-form-urlencoded")
 
@@ -382,6 +396,40 @@ class SlackStandIn:
             status, content = error.code, error.read()
         return Delivery(status, content, time.perf_counter() - started)
 
+    # -- Socket Mode ----------------------------------------------------------------------
+
+    def socket_link(self) -> SocketModeLink | None:
+        """The app's live Socket Mode connection, if it opened one."""
+        live = [link for link in self._links if not link.closed.is_set()]
+        return live[-1] if live else None
+
+    def _over_socket(self, link: SocketModeLink, kind: str, payload: dict[str, Any]) -> Delivery:
+        ack, seconds = link.deliver(kind, payload, self.workspace.new_id("E"))
+        if ack is None:
+            return Delivery(504, b"", seconds)
+        answer = ack.get("payload")
+        return Delivery(200, json.dumps(answer).encode() if answer else b"", seconds)
+
+    def connections_open(self, token: str | None) -> dict[str, Any]:
+        """apps.connections.open: a WebSocket URL for an app-level token."""
+        if token != self.app_token:
+            return {"ok": False, "error": "invalid_auth"}
+        return {"ok": True, "url": self.base_url.replace("http://", "ws://") + "link/?ticket=1"}
+
+    def accept_socket(self, sock: socket.socket) -> None:
+        """Serve one Socket Mode connection until the app closes it."""
+        link = SocketModeLink(sock)
+        self._links.append(link)
+        link.send_text(
+            {
+                "type": "hello",
+                "num_connections": len(self._links),
+                "connection_info": {"app_id": APP_ID},
+                "debug_info": {"host": "standin", "approximate_connection_time": 3600},
+            }
+        )
+        link.serve()
+
     def _response_url(self, channel: str) -> str:
         key = self.workspace.new_id("R")
         self._response_urls[key] = {"channel": channel}
@@ -392,7 +440,7 @@ class SlackStandIn:
             event = self._echoes.get()
             if event is None:
                 return
-            if self.app_url is not None:
+            if self.app_url is not None or self.socket_link() is not None:
                 # The app may be restarting; Slack would give up on the delivery too.
                 with contextlib.suppress(OSError):
                     self.deliver_event(event)
@@ -424,6 +472,8 @@ class SlackStandIn:
         """Answer one Web API call: (status, headers, JSON body)."""
         workspace = self.workspace
         workspace.record_call(method, args)
+        if method == "apps.connections.open":
+            return 200, {}, self.connections_open(token)
         fault = workspace.take_fault(method)
         if fault is not None:
             headers = {"Retry-After": str(fault.retry_after)} if fault.retry_after else {}
@@ -505,6 +555,21 @@ def _handler_for(standin: SlackStandIn) -> type[BaseHTTPRequestHandler]:
             self.wfile.write(body)
 
         def do_GET(self) -> None:
+            if (
+                self.path.startswith("/link")
+                and self.headers.get("Upgrade", "").lower() == "websocket"
+            ):
+                self.send_response(101, "Switching Protocols")
+                self.send_header("Upgrade", "websocket")
+                self.send_header("Connection", "Upgrade")
+                self.send_header(
+                    "Sec-WebSocket-Accept", accept_key(self.headers.get("Sec-WebSocket-Key", ""))
+                )
+                self.end_headers()
+                self.wfile.flush()
+                self.close_connection = True
+                standin.accept_socket(self.connection)
+                return
             self._route("GET")
 
         def do_POST(self) -> None:
