@@ -176,8 +176,8 @@ class Repository(Protocol):
         """The trace, in order."""
         ...
 
-    def save_conversation(self, investigation_id: str, messages: list[dict[str, Any]]) -> None:
-        """Replace the saved conversation of an investigation."""
+    def append_conversation(self, investigation_id: str, messages: list[dict[str, Any]]) -> None:
+        """Append one invocation's messages to the saved conversation, atomically."""
         ...
 
     def load_conversation(self, investigation_id: str) -> list[dict[str, Any]]:

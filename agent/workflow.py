@@ -356,14 +356,15 @@ class InvestigationService:
         )
 
     def _invoke(self, context: InvestigationContext, prompt: str) -> str:
-        """Run one agent invocation over the saved conversation and save it again.
+        """Run one agent invocation over the saved conversation and append its turn.
 
         A failed invocation saves nothing: the conversation stays as it was before the turn,
         so trying again starts from the same place. Reconbot errors raised inside the agent
         (a busy model, a timeout) reach the caller as themselves.
         """
-        messages = alternating(self.repo.load_conversation(context.investigation_id))
-        agent = build_agent(self.model, messages)
+        stored = self.repo.load_conversation(context.investigation_id)
+        base = len(stored)  # the agent extends the list it is given, in place
+        agent = build_agent(self.model, alternating(list(stored)))
         try:
             result = agent(prompt, invocation_state={STATE_KEY: context})
         except Exception as error:
@@ -371,8 +372,10 @@ class InvestigationService:
             if cause is not None and cause is not error:
                 raise cause from None
             raise
-        saved = alternating(list(agent.messages))  # type: ignore[arg-type]
-        self.repo.save_conversation(context.investigation_id, saved)
+        # This turn's messages (a user task first, an assistant message last) are appended,
+        # so a turn taken meanwhile by another process is kept, and turns still alternate.
+        turn = alternating(list(agent.messages)[base:])  # type: ignore[arg-type]
+        self.repo.append_conversation(context.investigation_id, turn)
         return str(result).strip()
 
     def _investigate(

@@ -660,21 +660,40 @@ class SqlRepository:
             for row in rows
         ]
 
-    def save_conversation(self, investigation_id: str, messages: list[dict[str, Any]]) -> None:
-        """Replace the saved conversation of an investigation."""
-        text = json.dumps(messages, ensure_ascii=False, default=str)
-        with self.engine.begin() as conn:
-            updated = conn.execute(
-                t.conversations.update()
-                .where(t.conversations.c.investigation_id == investigation_id)
-                .values(messages=text, updated_at=_now())
-            ).rowcount
-            if not updated:
-                conn.execute(
-                    t.conversations.insert().values(
-                        investigation_id=investigation_id, messages=text, updated_at=_now()
-                    )
-                )
+    def append_conversation(self, investigation_id: str, messages: list[dict[str, Any]]) -> None:
+        """Append one invocation's messages to the saved conversation, atomically.
+
+        The row is locked for the read and the write (`FOR UPDATE` on PostgreSQL; SQLite's
+        `BEGIN IMMEDIATE` serialises writers), so two processes appending at once both keep
+        their turns instead of the last writer replacing the other's.
+        """
+        column = t.conversations.c
+        for attempt in range(2):
+            try:
+                with self.engine.begin() as conn:
+                    current = conn.execute(
+                        sa.select(column.messages)
+                        .where(column.investigation_id == investigation_id)
+                        .with_for_update()
+                    ).scalar_one_or_none()
+                    merged = [*([] if current is None else json.loads(current)), *messages]
+                    text = json.dumps(merged, ensure_ascii=False, default=str)
+                    if current is None:
+                        conn.execute(
+                            t.conversations.insert().values(
+                                investigation_id=investigation_id, messages=text, updated_at=_now()
+                            )
+                        )
+                    else:
+                        conn.execute(
+                            t.conversations.update()
+                            .where(column.investigation_id == investigation_id)
+                            .values(messages=text, updated_at=_now())
+                        )
+                return
+            except sa.exc.IntegrityError:
+                if attempt:
+                    raise  # two first appends raced; the second try sees the row
 
     def load_conversation(self, investigation_id: str) -> list[dict[str, Any]]:
         """The saved conversation, or an empty one."""

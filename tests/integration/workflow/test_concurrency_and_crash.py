@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
 import sys
+import threading
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -157,3 +160,41 @@ def test_a_claim_retried_once_already_is_marked_failed_and_can_be_retried(
         request.pause_id, request.authorization_identity, Approver(user="b")
     )
     assert outcome.counts == demo.truth["findings"]
+
+
+def test_two_questions_at_once_both_stay_in_the_conversation(
+    world: World, demo: Demo, tmp_path: Path
+) -> None:
+    started = world.service.start(uploads(demo.orders, demo.payments), requested_by="alice")
+    request = started.request
+    assert request is not None
+    world.service.confirm(request.pause_id, request.authorization_identity, Approver(user="bob"))
+    other = make_world(world.url, tmp_path / "other")
+    other.service.blobs = world.blobs  # the second process sees the same stored files
+    barrier = threading.Barrier(2)
+    questions = ["why is #1010 flagged?", "explain over_capture"]
+
+    failures: list[BaseException] = []
+
+    def ask(service: Any, question: str) -> None:
+        barrier.wait()
+        try:
+            service.ask(started.investigation.id, question, actor="carol")
+        except BaseException as error:  # reported below, in the test's thread
+            failures.append(error)
+
+    threads = [
+        threading.Thread(target=ask, args=(s.service, q))
+        for s, q in zip((world, other), questions, strict=True)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert failures == []
+    saved = world.repo.load_conversation(started.investigation.id)
+    said = json.dumps(saved)
+    assert all(q in said for q in questions), "neither turn replaced the other"
+    roles = [m["role"] for m in saved]
+    assert all(a != b for a, b in itertools.pairwise(roles)), roles
+    other.engine.dispose()
