@@ -533,10 +533,20 @@ class InvestigationService:
                 pause_id,
                 action,
                 actor,
-                ApprovalRefusedError(
-                    RefusalReason.UNKNOWN_PAUSE, f"There is no request {pause_id}."
-                ),
+                _unknown(pause_id),
             )
+        return state
+
+    def decidable(self, pause_id: str) -> PauseState:
+        """The pause, if a person may still decide it (before showing a decision form).
+
+        Raises ApprovalRefusedError otherwise. Records nothing: the decision itself goes
+        through the guard again when it is submitted.
+        """
+        state = self.repo.get_pause(pause_id)
+        if state is None:
+            raise _unknown(pause_id)
+        _still_pending(state)
         return state
 
     def confirm(
@@ -662,13 +672,7 @@ class InvestigationService:
     ) -> PauseState:
         state = self._load(pause_id, action, actor.user)
         try:
-            refusal = refusal_for_status(state)
-            if refusal is not None:
-                raise refusal
-            if state.status is not PauseStatus.PENDING:
-                raise ApprovalRefusedError(
-                    RefusalReason.ALREADY_CLAIMED, "This request is no longer pending."
-                )
+            _still_pending(state)
             if authorization != state.request.authorization_identity:
                 raise ApprovalRefusedError(
                     RefusalReason.IDENTITY_MISMATCH,
@@ -889,6 +893,21 @@ class InvestigationService:
         if investigation is None:
             raise UnknownInvestigationError(f"There is no investigation {investigation_id}.")
         return investigation
+
+
+def _unknown(pause_id: str) -> ApprovalRefusedError:
+    return ApprovalRefusedError(RefusalReason.UNKNOWN_PAUSE, f"There is no request {pause_id}.")
+
+
+def _still_pending(state: PauseState) -> None:
+    """Raise the refusal a pause's status calls for, unless it is pending."""
+    refusal = refusal_for_status(state)
+    if refusal is not None:
+        raise refusal
+    if state.status is not PauseStatus.PENDING:
+        raise ApprovalRefusedError(
+            RefusalReason.ALREADY_CLAIMED, "This request is no longer pending."
+        )
 
 
 PAUSED_NOTE = "Paused: waiting for a person's decision before going on."

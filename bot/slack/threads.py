@@ -114,13 +114,15 @@ class InvestigationThreads:
 
         return self.executor.submit(run)
 
-    def _lock(self, key: str) -> threading.Lock:
+    def _lock(self, channel: str | None, thread_ts: str | None) -> threading.Lock:
+        """The lock of one Slack thread: every kind of work on a case (uploads, decisions,
+        questions) takes the same one, whether or not the investigation exists yet."""
         with self._locks_guard:
-            return self._locks.setdefault(key, threading.Lock())
+            return self._locks.setdefault(f"{channel}:{thread_ts}", threading.Lock())
 
     @contextmanager
-    def _serialised(self, key: str) -> Iterator[None]:
-        with self._lock(key):
+    def _serialised(self, channel: str | None, thread_ts: str | None) -> Iterator[None]:
+        with self._lock(channel, thread_ts):
             yield
 
     # -- posting helpers --------------------------------------------------------------------
@@ -206,7 +208,7 @@ class InvestigationThreads:
             )
         if not csvs:
             return
-        with self._serialised(f"{channel}:{thread_ts}"):
+        with self._serialised(channel, thread_ts):
             investigation = self.service.find_by_thread(channel, thread_ts)
             try:
                 self.client.reactions_add(channel=channel, timestamp=upload_ts, name="mag")
@@ -259,10 +261,7 @@ class InvestigationThreads:
                 "this thread to continue."
             )
             return
-        progress.finish(
-            f":mag: *{started.investigation.id}*: inspected both files and checked the proposed "
-            "mapping on every row. Decision needed below."
-        )
+        progress.finish(_inspected(started.investigation.id))
         self.post_request(started.request)
 
     def _add(
@@ -374,7 +373,7 @@ class InvestigationThreads:
         def claimed(claimed_state: PauseState) -> None:
             # Only the winner serialises with other work on the case (questions, uploads), so
             # their conversations do not interleave; refusals never wait for it.
-            lock = self._lock(claimed_state.request.investigation_id)
+            lock = self._lock(claimed_state.request.channel, claimed_state.request.thread_ts)
             lock.acquire()
             held.append(lock)
             try:
@@ -496,7 +495,7 @@ class InvestigationThreads:
         answers: dict[Role, dict[str, str]],
     ) -> None:
         request = state.request
-        with self._serialised(request.investigation_id):
+        with self._serialised(request.channel, request.thread_ts):
             progress = _ProgressMessage(
                 self, channel, request.thread_ts, [ref.name for ref in request.files]
             )
@@ -529,7 +528,7 @@ class InvestigationThreads:
         if case is None or case.id != value:
             self.refuse(channel, user, thread_ts, MalformedRequestError(NOT_ISSUED))
             return
-        with self._serialised(case.id):
+        with self._serialised(channel, thread_ts):
             revision = self.service.status(case.id).revisions[-1]
             progress = _ProgressMessage(
                 self, channel, thread_ts, [ref.name for ref in revision.files.values()]
@@ -544,10 +543,7 @@ class InvestigationThreads:
             except ReconbotError as error:
                 progress.fail(str(error))
                 return
-            progress.finish(
-                f":mag: *{case.id}*: inspected both files and checked the proposed mapping on "
-                "every row. Decision needed below."
-            )
+            progress.finish(_inspected(case.id))
             self.post_request(request)
 
     # -- questions, commands, home ------------------------------------------------------------
@@ -560,7 +556,7 @@ class InvestigationThreads:
         if investigation is None:
             self._post(channel, thread_ts, blocks.help_message())
             return
-        with self._serialised(investigation.id):
+        with self._serialised(channel, thread_ts):
             try:
                 answer = self.service.ask(investigation.id, text, actor=str(event.get("user", "")))
             except ReconbotError as error:
@@ -598,7 +594,7 @@ class InvestigationThreads:
         and inspections that a dead process left unfinished. Returns the expired pause ids."""
         for delivery_id, event in self.service.deliveries_to_resume():
             logger.info("event=%s | resuming an upload a stopped process left", delivery_id)
-            self.files_shared(event, delivery_id)
+            self.submit(self.files_shared, event, delivery_id)  # long work: not on the sweeper
         expired = self.service.expire_due()
         for pause_id in expired:
             self.show_state(pause_id)
@@ -669,6 +665,13 @@ class _ProgressMessage:
         """The step stopped on a problem the person can fix; say what it is (with a button
         to investigate again when only the model's turn failed)."""
         self.threads._update(self.channel, self.ts, blocks.problem_message(text, retry=retry))
+
+
+def _inspected(investigation_id: str) -> str:
+    return (
+        f":mag: *{investigation_id}*: inspected both files and checked the proposed mapping on "
+        "every row. Decision needed below."
+    )
 
 
 def _click(body: dict[str, Any]) -> tuple[str, str, str | None, str | None]:

@@ -12,8 +12,7 @@ from typing import Any
 from slack_bolt import Ack, App
 from slack_sdk import WebClient
 
-from agent.approval import refusal_for_status
-from agent.domain import PauseStatus, RefusalReason
+from agent.domain import ApprovalRequest
 from agent.errors import ApprovalRefusedError, MalformedRequestError
 from agent.workflow import InvestigationService
 from bot.slack import blocks
@@ -44,7 +43,7 @@ def register(app: App, service: InvestigationService, threads: InvestigationThre
         ack()
         threads.submit(threads.answer, body)
 
-    def _pending(body: dict[str, Any]) -> tuple[ModalMetadata, Any] | None:
+    def _pending(body: dict[str, Any]) -> tuple[ModalMetadata, ApprovalRequest] | None:
         """The metadata for a decision modal, or None after telling the clicker why not."""
         channel = str(body["channel"]["id"])
         user = str(body["user"]["id"])
@@ -55,20 +54,11 @@ def register(app: App, service: InvestigationService, threads: InvestigationThre
         except MalformedRequestError as error:
             threads.submit(threads.refuse, channel, user, thread_ts, error)
             return None
-        state = service.pause(button.pause_id)
-        refusal = None
-        if state is None:
-            refusal = ApprovalRefusedError(
-                RefusalReason.UNKNOWN_PAUSE, f"There is no request {button.pause_id}."
-            )
-        elif state.status is not PauseStatus.PENDING:
-            refusal = refusal_for_status(state) or ApprovalRefusedError(
-                RefusalReason.ALREADY_CLAIMED, "This request is no longer pending."
-            )
-        if refusal is not None:
+        try:
+            state = service.decidable(button.pause_id)
+        except ApprovalRefusedError as refusal:
             threads.submit(threads.refuse, channel, user, thread_ts, refusal)
             return None
-        assert state is not None
         metadata = ModalMetadata(
             pause_id=button.pause_id,
             authorization=button.authorization,
