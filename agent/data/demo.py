@@ -79,6 +79,8 @@ _CASES: list[tuple[str, int]] = [
 _CAPTURE_WITHOUT_ORDER_PER_1000 = 15
 
 CATEGORY_IDS = [
+    "unreadable_row",
+    "conflicting_duplicate_order",
     "order_without_capture",
     "capture_without_order",
     "amount_mismatch",

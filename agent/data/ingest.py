@@ -15,8 +15,10 @@ import csv
 import hashlib
 import io
 import re
+import shutil
 import tempfile
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO
@@ -31,6 +33,7 @@ from agent.errors import (
     FileTooLargeError,
     HeaderOnlyError,
     InputFileError,
+    LedgerError,
     MissingHeaderError,
     NotCsvError,
     RaggedRowsError,
@@ -58,7 +61,13 @@ _LOOKS_LIKE_DATA = re.compile(r"^[\s\-+(]*[$€£¥]?\s*[\d.,:/' ]+\)?$")
 
 @dataclass(frozen=True)
 class CsvLayout:
-    """How one file is written: what the reading options of a mapping record about a file."""
+    """How one file is written: what the reading options of a mapping record about a file.
+
+    `header_line` is the number of physical lines (ended by CR, LF or CRLF, quoted or not) above
+    the header record; only Python's own line reader interprets it, and DuckDB reads from the
+    header's first byte, so a title cell spanning two lines cannot shift the rows. `records` is
+    the number of data records counted by `count_records` once the whole file has been read.
+    """
 
     file_name: str
     encoding: str
@@ -66,6 +75,7 @@ class CsvLayout:
     header_line: int
     columns: tuple[str, ...]
     notes: tuple[str, ...] = ()
+    records: int | None = None
 
     @property
     def delimiter_name(self) -> str:
@@ -127,32 +137,79 @@ def inspect_csv(path: Path, file_name: str, *, max_bytes: int) -> CsvSample:
     return CsvSample(layout, rows, complete and len(data) <= SAMPLE_ROWS)
 
 
-def utf8_copy(path: Path, layout: CsvLayout, workdir: Path) -> Path:
-    """A path with the file's content in UTF-8, for DuckDB: `path` itself when already UTF-8.
+def duckdb_source(path: Path, layout: CsvLayout, workdir: Path) -> Path:
+    """A UTF-8 file that starts at the header record, for DuckDB: `path` itself when it already is.
 
-    Other encodings are transcoded in a streaming pass into `workdir`.
+    The preamble above the header (report titles, totals) is skipped by Python's line reader,
+    the one reader that decides `header_line`; DuckDB then never counts lines or records to find
+    the header. Other encodings are transcoded in a streaming pass into `workdir`.
     """
-    if layout.encoding == "utf-8":
+    if layout.encoding == "utf-8" and layout.header_line == 0:
         return path
-    target = workdir / f"{path.name}.utf8.csv"
-    with (
-        path.open("r", encoding=_python_codec(layout.encoding), newline="") as source,
-        target.open("w", encoding="utf-8", newline="") as sink,
-    ):
-        while chunk := source.read(1 << 20):
-            sink.write(chunk)
+    target = workdir / f"{path.name}.from-header.csv"
+    with path.open("r", encoding=_python_codec(layout.encoding), newline="") as source:
+        preamble = "".join(source.readline() for _ in range(layout.header_line))
+        if layout.encoding == "utf-8":
+            with path.open("rb") as raw:
+                bom = len(codecs.BOM_UTF8) if raw.read(3) == codecs.BOM_UTF8 else 0
+                raw.seek(bom + len(preamble.encode("utf-8")))
+                with target.open("wb") as sink:
+                    shutil.copyfileobj(raw, sink, 1 << 20)
+            return target
+        with target.open("w", encoding="utf-8", newline="") as sink:
+            while chunk := source.read(1 << 20):
+                sink.write(chunk)
     return target
 
 
-def read_csv_sql(path: Path, layout: CsvLayout) -> str:
-    """A DuckDB `read_csv(...)` table expression reading the file exactly as `layout` says.
+_BLANK_LINE = re.compile(rb"\n(?=\n)")
 
-    Columns come out as VARCHAR named `c0`, `c1`, … in header order; rows in file order.
+
+def count_records(path: Path) -> int:
+    """The non-blank CSV records of a UTF-8 (or other ASCII-based) file, header included.
+
+    The ledger's independent count: a quote-aware scan of the bytes, separate from DuckDB's
+    parser, so that rows a reader loses (a skipped title, a header that swallows a line) show as
+    a difference instead of vanishing. A record ends at CR, LF or CRLF outside quotes; a line
+    with nothing on it is not a record.
+    """
+    records = 0
+    in_quote = False
+    at_start = True
+    pending_cr = False
+    with path.open("rb") as handle:
+        while chunk := handle.read(1 << 22):
+            if pending_cr and chunk[:1] == b"\n":
+                chunk = chunk[1:]
+                if not chunk:
+                    continue
+            parts = chunk.split(b'"')
+            outside = b'"'.join(parts[1 if in_quote else 0 :: 2])
+            if b"\r" in outside:
+                outside = outside.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+            ends = outside.count(b"\n")
+            blanks = len(_BLANK_LINE.findall(outside)) if b"\n\n" in outside else 0
+            if at_start and not in_quote and outside[:1] == b"\n":
+                blanks += 1
+            records += ends - blanks
+            if len(parts) % 2 == 0:
+                in_quote = not in_quote
+            last = chunk[-1:]
+            pending_cr = not in_quote and last == b"\r"
+            at_start = not in_quote and last in (b"\n", b"\r")
+    return records + (0 if at_start else 1)
+
+
+def read_csv_sql(path: Path, layout: CsvLayout) -> str:
+    """A DuckDB `read_csv(...)` table expression reading a `duckdb_source` file as `layout` says.
+
+    The file starts at the header record, which is skipped as one record (never as a count of
+    lines). Columns come out as VARCHAR named `c0`, `c1`, … in header order; rows in file order.
     """
     columns = ", ".join(f"'c{i}': 'VARCHAR'" for i in range(len(layout.columns)))
     return (
-        f"read_csv({_sql_string(str(path))}, auto_detect=false, header=true, "
-        f"skip={layout.header_line}, delim={_sql_string(layout.delimiter)}, quote='\"', "
+        f"read_csv({_sql_string(str(path))}, auto_detect=false, header=false, "
+        f"skip=1, delim={_sql_string(layout.delimiter)}, quote='\"', "
         f"escape='\"', strict_mode=true, null_padding=false, max_line_size={MAX_CELL_BYTES}, "
         f"columns={{{columns}}})"
     )
@@ -170,12 +227,18 @@ def read_table(
 
     Rows keep file order, so data row n is `rowid + 1`. A file whose invalid UTF-8 starts past
     the sniffed head is read again as Windows-1252 (and says so in the returned layout's notes);
-    any other refusal becomes the typed error of the first bad row (`diagnose`).
+    any other refusal becomes the typed error of the first bad row (`diagnose`). The returned
+    layout carries the file's data records as `count_records` counts them; a table whose row
+    count differs raises LedgerError.
     """
     con.execute("SET preserve_insertion_order = true")
-    with tempfile.TemporaryDirectory(dir=workdir) as scratch:
+    with (
+        tempfile.TemporaryDirectory(dir=workdir) as scratch,
+        ThreadPoolExecutor(max_workers=1, thread_name_prefix="count") as counter,
+    ):
         for attempt in range(2):
-            source = utf8_copy(path, layout, Path(scratch))
+            source = duckdb_source(path, layout, Path(scratch))
+            counted = counter.submit(count_records, source)
             sql = f"CREATE OR REPLACE TABLE {table} AS " + query.replace(
                 "{source}", read_csv_sql(source, layout)
             )
@@ -186,13 +249,20 @@ def read_table(
                 if attempt == 0 and layout.encoding == "utf-8" and "unicode" in str(error).lower():
                     layout = fallback_to_cp1252(layout)
                     continue
-                raise diagnose(source, layout) from None
-    count = con.execute(f"SELECT count(*) FROM {table}").fetchone()
-    if not count or count[0] == 0:
+                raise diagnose(source, replace(layout, header_line=0, encoding="utf-8")) from None
+        records = counted.result() - 1
+    row = con.execute(f"SELECT count(*) FROM {table}").fetchone()
+    read = int(row[0]) if row else 0
+    if read != records:
+        raise LedgerError(
+            f"{layout.file_name}: reading the file gave {read:,} rows, but it holds {records:,} "
+            "data records; nothing is reported from a read that loses or invents rows"
+        )
+    if read == 0:
         raise HeaderOnlyError(
             "the file has a header row but no data rows", file_name=layout.file_name
         )
-    return layout
+    return replace(layout, records=records)
 
 
 def diagnose(path: Path, layout: CsvLayout) -> InputFileError:
@@ -210,7 +280,25 @@ def diagnose(path: Path, layout: CsvLayout) -> InputFileError:
             "export it again as UTF-8",
             file_name=layout.file_name,
         )
+    if problem is None and _mixed_line_endings(path):
+        return NotCsvError(
+            "the file mixes line endings (some rows end with CR alone, others with LF); "
+            "export it again or save it with one kind of line ending",
+            file_name=layout.file_name,
+        )
     return problem or NotCsvError("the file could not be read as CSV", file_name=layout.file_name)
+
+
+def _mixed_line_endings(path: Path) -> bool:
+    """Whether rows end with a lone CR somewhere and with LF elsewhere (DuckDB refuses that)."""
+    lone_cr = newline = False
+    with path.open("rb") as handle:
+        while chunk := handle.read(1 << 22):
+            lone_cr = lone_cr or chunk.count(b"\r") > chunk.count(b"\r\n")
+            newline = newline or b"\n" in chunk
+            if lone_cr and newline:
+                return True
+    return False
 
 
 def _first_problem(handle: IO[str], layout: CsvLayout) -> InputFileError | None:

@@ -83,11 +83,12 @@ def load_both(
     workdir: Path | None = None,
     *,
     keep_raw: bool = False,
-) -> None:
+) -> dict[Role, CsvLayout]:
     """Load the orders and the payments file at once, each on its own cursor.
 
     DuckDB interleaves the two scans, which keeps both cores busy through the phases where one
     scan alone would not. `files` maps each role to (path on disk, the uploader's file name).
+    Returns each file's layout as read, with its data records counted (`CsvLayout.records`).
     """
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="load") as pool:
         loads = [
@@ -103,8 +104,7 @@ def load_both(
             )
             for role in Role
         ]
-        for load in loads:
-            load.result()
+        return {role: load.result() for role, load in zip(Role, loads, strict=True)}
 
 
 def _select_list(role: Role, layout: CsvLayout, mapping: DatasetMapping, *, keep_raw: bool) -> str:
@@ -117,6 +117,8 @@ def _select_list(role: Role, layout: CsvLayout, mapping: DatasetMapping, *, keep
         if source is None:
             kind = {"amount": SQL_DECIMAL, "timestamp": "TIMESTAMPTZ"}.get(spec.kind, "VARCHAR")
             parts.append(f"NULL::{kind} AS {spec.name}")
+            if spec.kind == "amount":
+                parts.append(f"false AS {spec.name}_filled")
             continue
         if source not in columns:
             raise UnknownColumnError(
@@ -131,6 +133,7 @@ def _select_list(role: Role, layout: CsvLayout, mapping: DatasetMapping, *, keep
             fmt = NumberFormat(reading.decimal, reading.thousands) if reading else NumberFormat()
             if keep_raw:
                 parts.append(f"{text} AS {spec.name}_raw")
+            parts.append(f"{text} IS NOT NULL AS {spec.name}_filled")
             parts.append(f"{sql_amount(column, fmt)} AS {spec.name}")
         elif spec.kind == "timestamp":
             stamp = mapping.options.timestamps.get(spec.name)
@@ -151,9 +154,16 @@ def _select_list(role: Role, layout: CsvLayout, mapping: DatasetMapping, *, keep
 
 
 def key_sql(value: str) -> str:
-    """A DuckDB expression comparing ids across files, as `profile.normalize_key` does."""
-    without_hash = f"replace({value}, '#', '')"
-    return f"lower({sql_trim(without_hash)})"
+    """A DuckDB expression: an id as compared across files, as `keys.normalize_key` does.
+
+    Surrounding spaces and one leading `#` go; nothing else (case and inner characters are part
+    of the id, so `AB-7` and `ab-7`, or `#10#07` and `1007`, stay two ids). Empty becomes NULL.
+    """
+    trimmed = sql_trim(value)
+    without_hash = (
+        f"CASE WHEN starts_with({trimmed}, '#') THEN ltrim(substr({trimmed}, 2)) ELSE {trimmed} END"
+    )
+    return f"NULLIF({without_hash}, '')"
 
 
 REFERENCE_SEPARATORS = "[\\s,;|/&+]"
@@ -164,7 +174,7 @@ def reference_tokens_sql(value: str) -> str:
     split = f"string_split_regex(coalesce({value}, ''), '{REFERENCE_SEPARATORS}+')"
     return (
         f"list_distinct(list_filter(list_transform({split}, lambda t: {key_sql('t')}), "
-        "lambda t: regexp_matches(t, '[0-9]')))"
+        "lambda t: t IS NOT NULL AND regexp_matches(t, '[0-9]')))"
     )
 
 

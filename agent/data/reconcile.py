@@ -17,6 +17,7 @@ import duckdb
 from pydantic import BaseModel, ConfigDict
 
 from agent.data.formats import known_currency_sql
+from agent.data.ledger import FileLedger, account, build_ledger_rows
 from agent.data.normalize import (
     ValidationReport,
     load_both,
@@ -30,6 +31,9 @@ from agent.data.profile import normalize_key
 from agent.data.schema import Mapping, Role
 
 MEMORY_LIMIT = "1GB"
+
+# Rows that cannot be read as approved come first: until they are fixed, the rest is partial.
+FINDING_CATEGORIES = ("unreadable_row", "conflicting_duplicate_order", *CATEGORY_ORDER)
 
 
 class Evidence(BaseModel):
@@ -48,6 +52,7 @@ class Finding(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     category: str
+    reason: str | None = None
     order_ids: list[str]
     payment_ids: list[str]
     currency: str | None
@@ -96,6 +101,7 @@ class Summary(BaseModel):
     counts: dict[str, int]
     categories: list[CategoryTotal]
     currencies: list[CurrencyTotals]
+    ledger: list[FileLedger]
 
     @property
     def total_findings(self) -> int:
@@ -114,17 +120,22 @@ class Reconciliation:
     """A finished reconciliation of two files under one mapping and policy."""
 
     def __init__(
-        self, con: duckdb.DuckDBPyConnection, files: dict[Role, str], policy: Policy
+        self,
+        con: duckdb.DuckDBPyConnection,
+        files: dict[Role, str],
+        policy: Policy,
+        ledger: list[FileLedger],
     ) -> None:
         self._con = con
         self.files = files
         self.policy = policy
+        self.ledger = ledger
 
     def summary(self) -> Summary:
         """Counts and amounts per category, and matched totals per currency and side."""
         con = self._con
-        counts = dict.fromkeys(CATEGORY_ORDER, 0)
-        diffs: dict[str, dict[str, str]] = {c: {} for c in CATEGORY_ORDER}
+        counts = dict.fromkeys(FINDING_CATEGORIES, 0)
+        diffs: dict[str, dict[str, str]] = {c: {} for c in FINDING_CATEGORIES}
         for category, currency, count, diff in con.execute(_CATEGORY_TOTALS).fetchall():
             counts[category] += count
             if currency is not None and diff is not None:
@@ -141,8 +152,7 @@ class Reconciliation:
             )
             for row in con.execute(_CURRENCY_TOTALS).fetchall()
         ]
-        failed = _in(self.policy.failed_payment_statuses)
-        stats = con.execute(_STATS.format(failed=failed)).fetchone()
+        stats = con.execute(_STATS).fetchone()
         assert stats is not None
         return Summary(
             policy_version=self.policy.version,
@@ -156,9 +166,10 @@ class Reconciliation:
             counts=counts,
             categories=[
                 CategoryTotal(category=c, count=counts[c], difference_by_currency=diffs[c])
-                for c in CATEGORY_ORDER
+                for c in FINDING_CATEGORIES
             ],
             currencies=currencies,
+            ledger=self.ledger,
         )
 
     def findings(self, category: str | None = None, limit: int | None = 50) -> list[Finding]:
@@ -178,8 +189,10 @@ class Reconciliation:
         )
 
     def export_csv(self, path: Path) -> int:
-        """Write every finding to a CSV file for spreadsheets; returns the number written.
+        """Write every finding, then every ignored row, to a CSV file; returns the lines written.
 
+        Unreadable rows are findings (`unreadable_row`) and ignored rows are listed with their
+        reason (category `ignored`), so the file accounts for every row that did not match.
         Cells that come from the uploaded files are neutralised so that a spreadsheet never
         runs them as formulas (a leading `= + - @`, tab or carriage return gets a `'`).
         """
@@ -187,17 +200,31 @@ class Reconciliation:
             f"COPY ({_EXPORT}) TO '{str(path).replace(chr(39), chr(39) * 2)}' "
             "(HEADER, DELIMITER ',')"
         )
-        row = self._con.execute("SELECT count(*) FROM findings").fetchone()
+        row = self._con.execute(
+            "SELECT (SELECT count(*) FROM findings) + "
+            "(SELECT count(*) FROM ledger_rows WHERE bucket = 'ignored')"
+        ).fetchone()
         return int(row[0]) if row else 0
 
     def _fetch(self, tail: str, params: list[Any]) -> list[Finding]:
         rows = self._con.execute(
-            "SELECT category, order_ids, payment_ids, currency, fmt_minor(expected, exponent), "
-            f"fmt_minor(actual, exponent), order_rows, payment_rows FROM findings {tail}",
+            "SELECT category, reason, order_ids, payment_ids, currency, "
+            "fmt_minor(expected, exponent), fmt_minor(actual, exponent), order_rows, payment_rows "
+            f"FROM findings {tail}",
             params,
         ).fetchall()
         found = []
-        for category, order_ids, payment_ids, currency, expected, actual, o_rows, p_rows in rows:
+        for (
+            category,
+            reason,
+            order_ids,
+            payment_ids,
+            currency,
+            expected,
+            actual,
+            o_rows,
+            p_rows,
+        ) in rows:
             evidence = []
             if o_rows:
                 evidence.append(
@@ -210,6 +237,7 @@ class Reconciliation:
             found.append(
                 Finding(
                     category=category,
+                    reason=reason,
                     order_ids=order_ids or [],
                     payment_ids=payment_ids or [],
                     currency=currency,
@@ -244,12 +272,19 @@ def reconcile(
     """Reconcile the orders file against the payments file, read exactly as `mapping` says.
 
     `files` maps each role to (path on disk, the uploader's file name). Raises the typed input
-    errors of `ingest` for a file that cannot be read as approved.
+    errors of `ingest` for a file that cannot be read as approved, and LedgerError when the rows
+    do not add up to the records of each file (nothing is reported then).
     """
     con = con or connect()
-    load_both(con, files, mapping, workdir)
+    layouts = load_both(con, files, mapping, workdir)
     run_engine(con, mapping, policy)
-    return Reconciliation(con, {role: files[role][1] for role in Role}, policy)
+    build_ledger_rows(con, _in(policy.voided_order_statuses))
+    ledger = []
+    for role in Role:
+        records = layouts[role].records
+        assert records is not None, "load_both counts every file's records"
+        ledger.append(account(con, role, files[role][1], records))
+    return Reconciliation(con, {role: files[role][1] for role in Role}, policy, ledger)
 
 
 def _in(values: tuple[str, ...]) -> str:
@@ -262,7 +297,7 @@ def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy)
     failed = _in(policy.failed_payment_statuses)
     refunded = _in(policy.refunded_payment_statuses)
     voided = _in(policy.voided_order_statuses)
-    rank = " ".join(f"WHEN '{c}' THEN {i}" for i, c in enumerate(CATEGORY_ORDER))
+    rank = " ".join(f"WHEN '{c}' THEN {i}" for i, c in enumerate(FINDING_CATEGORIES))
     # Timestamps are compared as microseconds since the epoch (UTC): plain integers.
     before = int(policy.window_hours_before) * 3_600_000_000
     after = int(policy.window_days_after) * 86_400_000_000
@@ -283,22 +318,94 @@ def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy)
         WHEN 3 THEN CAST(CAST(m AS DECIMAL(18, 0)) * 0.001 AS VARCHAR)
         WHEN 4 THEN CAST(CAST(m AS DECIMAL(18, 0)) * 0.0001 AS VARCHAR) END;
 
-    -- Orders: one per key, read from its first data row (line-item rows collapse into it).
-    CREATE OR REPLACE TABLE order_first AS
-    SELECT order_key, min(rowid) AS r FROM orders_rows WHERE order_key <> '' GROUP BY 1;
+    -- Every order row gets a kind: the head of its order (the first row of the id that carries
+    -- an amount), a continuation (no amount, or the head's amount again), a conflict (another
+    -- amount under the same id), ignored or unreadable, each with a reason.
+    CREATE OR REPLACE TABLE order_heads AS
+    SELECT order_key, coalesce(min(rowid) FILTER (WHERE order_amount_filled), min(rowid)) AS r
+    FROM orders_rows WHERE order_key IS NOT NULL GROUP BY 1;
 
-    -- Payments: failed attempts left out; repeated rows of one payment id counted once.
-    CREATE OR REPLACE TABLE payment_copies AS
-    WITH repeated AS (
-        SELECT payment_id FROM payments_rows
-        WHERE payment_id IS NOT NULL
-          AND (payment_status IS NULL OR payment_status NOT IN {failed})
-        GROUP BY 1 HAVING count(*) > 1
+    CREATE OR REPLACE TABLE order_row_kinds AS
+    WITH rows AS (
+        SELECT o.rowid AS r, o.order_key, h.r AS head, o.order_amount_filled AS filled,
+               o.order_amount AS amount, o.currency_code, o.currency,
+               e.exponent IS NOT NULL AS known_currency
+        FROM orders_rows o LEFT JOIN order_heads h ON h.order_key = o.order_key
+        LEFT JOIN currency_exponents e ON e.code = o.currency_code
     )
-    SELECT min(rowid) AS r, list(rowid + 1 ORDER BY rowid) AS rows
-    FROM payments_rows
-    WHERE payment_id IN (SELECT payment_id FROM repeated)
-      AND (payment_status IS NULL OR payment_status NOT IN {failed})
+    SELECT r.r, r.order_key, r.head,
+      CASE
+        WHEN r.order_key IS NULL THEN CASE WHEN r.filled THEN 'unreadable' ELSE 'ignored' END
+        WHEN r.r = r.head THEN
+            CASE WHEN NOT r.filled OR r.amount IS NULL OR NOT r.known_currency
+                 THEN 'unreadable' ELSE 'head' END
+        WHEN NOT r.filled THEN 'ignored'
+        WHEN r.amount = h.amount AND r.currency_code IS NOT DISTINCT FROM h.currency_code
+             AND h.amount IS NOT NULL THEN 'ignored'
+        ELSE 'conflict'
+      END AS kind,
+      CASE
+        WHEN r.order_key IS NULL THEN
+            CASE WHEN r.filled THEN 'empty_order_id' ELSE 'no_order_id' END
+        WHEN r.r = r.head THEN
+            CASE WHEN NOT r.filled THEN 'empty_amount'
+                 WHEN r.amount IS NULL THEN 'unreadable_amount'
+                 WHEN r.currency_code IS NULL THEN 'missing_currency'
+                 WHEN NOT r.known_currency THEN 'unreadable_currency' END
+        WHEN NOT r.filled THEN 'line_item_continuation'
+        WHEN r.amount = h.amount AND r.currency_code IS NOT DISTINCT FROM h.currency_code
+             AND h.amount IS NOT NULL THEN 'line_item_continuation'
+        ELSE 'another_amount_under_this_id'
+      END AS reason
+    FROM rows r LEFT JOIN rows h ON h.r = r.head;
+
+    -- Ids whose rows disagree about the order total, or whose head row does not read.
+    CREATE OR REPLACE TABLE bad_orders AS
+    SELECT k.order_key, h.r, h.kind = 'unreadable' AS unreadable, h.reason,
+           list(k.r + 1 ORDER BY k.r) FILTER (WHERE k.kind IN ('head', 'unreadable', 'conflict'))
+               AS rows
+    FROM order_row_kinds k JOIN order_heads h0 ON h0.order_key = k.order_key
+    JOIN order_row_kinds h ON h.r = h0.r
+    WHERE k.order_key IN (SELECT order_key FROM order_row_kinds WHERE kind = 'conflict')
+       OR h.kind = 'unreadable'
+    GROUP BY k.order_key, h.r, h.kind, h.reason;
+
+    -- Orders the engine classifies: one per id, read from its head row.
+    CREATE OR REPLACE TABLE order_first AS
+    SELECT order_key, r FROM order_row_kinds
+    WHERE kind = 'head' AND order_key NOT IN (SELECT order_key FROM bad_orders);
+
+    -- Every payment row: a payment to match, or ignored or unreadable with a reason.
+    CREATE OR REPLACE TABLE payment_row_kinds AS
+    SELECT p.rowid AS r,
+      CASE
+        WHEN p.payment_status IN {failed} THEN 'ignored'
+        WHEN p.payment_id IS NULL OR NOT p.captured_amount_filled OR p.captured_amount IS NULL
+          OR e.exponent IS NULL THEN 'unreadable'
+        WHEN p.captured_amount = 0 THEN 'ignored'
+        ELSE 'payment'
+      END AS kind,
+      CASE
+        WHEN p.payment_status IN {failed} THEN 'failed_attempt'
+        WHEN p.payment_id IS NULL THEN 'empty_payment_id'
+        WHEN NOT p.captured_amount_filled THEN 'empty_amount'
+        WHEN p.captured_amount IS NULL THEN 'unreadable_amount'
+        WHEN p.currency_code IS NULL THEN 'missing_currency'
+        WHEN e.exponent IS NULL THEN 'unreadable_currency'
+        WHEN p.captured_amount = 0 THEN 'zero_capture'
+      END AS reason
+    FROM payments_rows p LEFT JOIN currency_exponents e ON e.code = p.currency_code;
+
+    -- Payments: repeated rows of one payment id counted once.
+    CREATE OR REPLACE TABLE payment_copies AS
+    WITH matchable AS (
+        SELECT p.rowid AS r, p.payment_id FROM payments_rows p
+        SEMI JOIN payment_row_kinds k ON k.r = p.rowid AND k.kind = 'payment'
+    ), repeated AS (
+        SELECT payment_id FROM matchable GROUP BY 1 HAVING count(*) > 1
+    )
+    SELECT min(r) AS r, list(r + 1 ORDER BY r) AS rows
+    FROM matchable WHERE payment_id IN (SELECT payment_id FROM repeated)
     GROUP BY payment_id;
 
     -- A payment naming exactly one order carries that order's first row (order_r): the only
@@ -321,10 +428,10 @@ def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy)
                  refunded_amount, epoch_us(captured_at) AS captured_at,
                  payment_status IN {refunded} AS refunded_status
           FROM payments_rows
-          WHERE (payment_status IS NULL OR payment_status NOT IN {failed})
+          WHERE rowid IN (SELECT r FROM payment_row_kinds WHERE kind = 'payment')
             AND rowid NOT IN (SELECT unnest(rows[2:]) - 1 FROM payment_copies)) p
     LEFT JOIN currency_exponents e ON e.code = p.currency
-    LEFT JOIN order_first f ON f.order_key = p.ref_key;
+    LEFT JOIN order_heads f ON f.order_key = p.ref_key;
 
     -- Orders that more than one payment names.
     CREATE OR REPLACE TABLE shared_orders AS
@@ -362,7 +469,7 @@ def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy)
     SELECT o.r, o.order_id, o.order_key, o.currency, o.exponent, o.amount_minor, b.n,
            b.captured,
       CASE
-        WHEN o.amount_minor IS NULL THEN NULL
+        WHEN o.amount_minor IS NULL THEN 'unreadable_row'
         WHEN b.n IS NULL THEN
             CASE WHEN o.order_status IN {voided} THEN NULL ELSE 'order_without_capture' END
         WHEN b.currency_low IS DISTINCT FROM o.currency
@@ -398,8 +505,23 @@ def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy)
     WHERE category IS NOT NULL AND r IN (SELECT order_r FROM multi_links);
 
     CREATE OR REPLACE TABLE flagged_orders AS
-    SELECT r, category, captured, currency, exponent, amount_minor, order_id, order_key
-    FROM order_findings WHERE category IS NOT NULL;
+    SELECT r, category,
+           CASE WHEN category = 'unreadable_row' THEN 'unreadable_amount' END AS reason,
+           [r + 1] AS rows, captured, currency, exponent,
+           amount_minor, order_id, order_key
+    FROM order_findings WHERE category IS NOT NULL
+    UNION ALL
+    -- Ids that cannot be read as one order: every row of them with an amount is evidence,
+    -- with the payments that name them.
+    SELECT b.r, CASE WHEN b.unreadable THEN 'unreadable_row' ELSE 'conflicting_duplicate_order' END,
+           b.reason, b.rows,
+           (SELECT sum(amount_minor) FROM payments p WHERE p.order_r = b.r), o.currency_code,
+           e.exponent,
+           CASE WHEN NOT b.unreadable THEN
+               {minor_sql("o.order_amount", units["order_amount"], "e.exponent")} END,
+           o.order_id, b.order_key
+    FROM bad_orders b JOIN orders_rows o ON o.rowid = b.r
+    LEFT JOIN currency_exponents e ON e.code = o.currency_code;
 
     CREATE OR REPLACE TABLE finding_payments AS
     SELECT order_r, r, payment_id, amount_minor FROM payments
@@ -416,7 +538,7 @@ def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy)
 
     CREATE OR REPLACE TABLE payment_findings AS
     SELECT r FROM payments
-    WHERE amount_minor IS NOT NULL AND (refs <> 1 OR order_r IS NULL)
+    WHERE refs <> 1 OR order_r IS NULL
     UNION SELECT r FROM payment_copies;
 
     CREATE OR REPLACE TABLE findings AS
@@ -438,13 +560,13 @@ def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy)
         FROM multi_links m JOIN order_findings f ON f.r = m.order_r
         GROUP BY 1
     )
-    SELECT category, CASE category {rank} END AS category_rank, sort_row, order_ids, order_keys,
-           order_rows, payment_ids,
+    SELECT category, CASE category {rank} END AS category_rank, reason, sort_row, order_ids,
+           order_keys, order_rows, payment_ids,
            list_transform(payment_ids, lambda x: lower(x)) AS payment_keys,
            payment_rows, currency, exponent, expected, actual
     FROM (
-        SELECT category, o.r + 1 AS sort_row, [order_id] AS order_ids,
-               [order_key] AS order_keys, [o.r + 1] AS order_rows,
+        SELECT category, reason, o.r + 1 AS sort_row, [order_id] AS order_ids,
+               [order_key] AS order_keys, o.rows AS order_rows,
                coalesce(fp.payment_ids, []) AS payment_ids,
                coalesce(
                    CASE WHEN fc.r IS NULL THEN fp.payment_rows
@@ -460,13 +582,26 @@ def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy)
                  WHEN p.refs > 1 THEN 'multi_order_payment'
                  WHEN p.refs = 0 OR p.order_r IS NULL THEN 'capture_without_order'
                  ELSE 'duplicate_payment_row'
-               END,
+               END, NULL,
                p.r + 1, coalesce(m.order_ids, []), coalesce(m.order_keys, []),
                coalesce(m.order_rows, []), [p.payment_id], coalesce(pc.rows, [p.r + 1]),
                p.currency, p.exponent, m.expected, p.amount_minor
         FROM payments p SEMI JOIN payment_findings pf ON pf.r = p.r
         LEFT JOIN payment_copies pc ON pc.r = p.r
         LEFT JOIN multi m ON m.payment_r = p.r
+        UNION ALL
+        -- Rows whose required values do not read: findings of their own.
+        SELECT 'unreadable_row', k.reason, k.r + 1,
+               list_filter([o.order_id], lambda x: x IS NOT NULL), [], [k.r + 1],
+               [], [], o.currency_code, NULL, NULL, NULL
+        FROM order_row_kinds k JOIN orders_rows o ON o.rowid = k.r
+        WHERE k.kind = 'unreadable' AND k.order_key IS NULL
+        UNION ALL
+        SELECT 'unreadable_row', k.reason, k.r + 1, [], [],
+               [], list_filter([p.payment_id], lambda x: x IS NOT NULL), [k.r + 1],
+               p.currency_code, NULL, NULL, NULL
+        FROM payment_row_kinds k JOIN payments_rows p ON p.rowid = k.r
+        WHERE k.kind = 'unreadable'
     );
     """
     con.execute(script)
@@ -475,9 +610,11 @@ def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy)
 _STATS = """
 SELECT (SELECT count(*) FROM order_first), (SELECT count(*) FROM orders_rows),
        (SELECT count(*) FROM payments), (SELECT count(*) FROM payments_rows),
-       (SELECT count(*) FROM payments_rows WHERE payment_status IN {failed}),
-       (SELECT list(r + 1 ORDER BY r) FROM order_findings WHERE amount_minor IS NULL),
-       (SELECT list(r + 1 ORDER BY r) FROM payments WHERE amount_minor IS NULL)
+       (SELECT count(*) FROM payment_row_kinds WHERE reason = 'failed_attempt'),
+       (SELECT list(r + 1 ORDER BY r) FROM ledger_rows
+        WHERE role = 'orders' AND bucket = 'unreadable'),
+       (SELECT list(r + 1 ORDER BY r) FROM ledger_rows
+        WHERE role = 'payments' AND bucket = 'unreadable')
 """
 
 # The money a category concerns, per currency: the gap between expected and found (for a
@@ -514,14 +651,34 @@ ORDER BY 1
 _NEUTRAL = "CASE WHEN regexp_matches({0}, '^[=+\\-@\\t\\r]') THEN chr(39) || {0} ELSE {0} END"
 
 _EXPORT = f"""
-SELECT category,
+SELECT category, reason,
        {_NEUTRAL.format("array_to_string(order_ids, '; ')")} AS order_ids,
        array_to_string(order_rows, ' ') AS orders_rows,
        {_NEUTRAL.format("array_to_string(payment_ids, '; ')")} AS payment_ids,
        array_to_string(payment_rows, ' ') AS payments_rows,
        {_NEUTRAL.format("coalesce(currency, '')")} AS currency,
-       fmt_minor(expected, exponent) AS expected,
-       fmt_minor(actual, exponent) AS actual,
-       fmt_minor(actual - expected, exponent) AS difference
-FROM findings ORDER BY category_rank, sort_row
+       expected, actual, difference
+FROM (
+    SELECT category_rank AS rank, sort_row, category, reason, order_ids, order_rows,
+           payment_ids, payment_rows, currency,
+           fmt_minor(expected, exponent) AS expected,
+           fmt_minor(actual, exponent) AS actual,
+           fmt_minor(actual - expected, exponent) AS difference
+    FROM findings
+    UNION ALL
+    SELECT 1000, l.r + 1, 'ignored', l.reason,
+           CASE WHEN l.role = 'orders' THEN list_filter([o.order_id], lambda x: x IS NOT NULL)
+                ELSE [] END,
+           CASE WHEN l.role = 'orders' THEN [l.r + 1] ELSE [] END,
+           CASE WHEN l.role = 'payments' THEN list_filter([p.payment_id], lambda x: x IS NOT NULL)
+                ELSE [] END,
+           CASE WHEN l.role = 'payments' THEN [l.r + 1] ELSE [] END,
+           CASE WHEN l.role = 'orders' THEN o.currency_code ELSE p.currency_code END,
+           NULL, NULL, NULL
+    FROM ledger_rows l
+    LEFT JOIN orders_rows o ON l.role = 'orders' AND o.rowid = l.r
+    LEFT JOIN payments_rows p ON l.role = 'payments' AND p.rowid = l.r
+    WHERE l.bucket = 'ignored'
+)
+ORDER BY rank, sort_row
 """

@@ -10,7 +10,13 @@ import pytest
 from agent.data.ingest import inspect_csv
 from agent.data.mapping import infer_mapping
 from agent.data.policy import CATEGORY_ORDER, Policy
-from agent.data.reconcile import Reconciliation, connect, load_and_validate, reconcile
+from agent.data.reconcile import (
+    FINDING_CATEGORIES,
+    Reconciliation,
+    connect,
+    load_and_validate,
+    reconcile,
+)
 from agent.data.schema import AmountReading, DatasetMapping, Mapping, ReadingOptions, Role
 
 ORDERS = [
@@ -135,8 +141,8 @@ def test_every_category_and_nothing_else(run: Reconciliation) -> None:
         ids = finding.payment_ids if finding.category in payment_units else finding.order_ids
         found.setdefault(finding.category, []).append(ids[0])
     assert found == EXPECTED
-    assert set(run.summary().counts) == set(CATEGORY_ORDER)
-    assert run.summary().counts == {c: len(EXPECTED.get(c, [])) for c in CATEGORY_ORDER}
+    assert set(run.summary().counts) == set(FINDING_CATEGORIES)
+    assert run.summary().counts == {c: len(EXPECTED.get(c, [])) for c in FINDING_CATEGORIES}
 
 
 def test_evidence_names_files_rows_and_ids(run: Reconciliation) -> None:

@@ -1,0 +1,159 @@
+"""The row ledger: every data row of both files ends in exactly one bucket, or nothing is reported.
+
+Buckets: `matched` (an order, or a capture, that reconciles cleanly), `finding` (the row is
+evidence of a finding), `ignored` (with a reason: a failed attempt, a line-item continuation, a
+zero capture, a voided order nobody paid, ...) and `unreadable` (with a reason: a required value
+that does not read). The engine's tables say which bucket a row is in; the total must equal the
+number of data records that the ingest reader counted on its own (`ingest.count_records`). A row
+in no bucket, or a total that differs, raises LedgerError: a result that cannot account for
+every row is not a result.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import duckdb
+from pydantic import BaseModel, ConfigDict
+
+from agent.data.schema import Role
+from agent.errors import LedgerError
+
+Bucket = Literal["matched", "finding", "ignored", "unreadable"]
+
+# Reasons in words, for people: the ids are stable (they are in the exceptions CSV).
+REASONS: dict[str, str] = {
+    "failed_attempt": "a failed payment attempt (status says it captured nothing)",
+    "zero_capture": "a payment row whose captured amount is zero captured nothing",
+    "line_item_continuation": "a further line item of an order already read from its first row",
+    "no_order_id": "a row with neither an order id nor an amount (line-item detail)",
+    "voided_without_payment": "a voided or cancelled order with no payment, as expected",
+    "empty_order_id": "the order id is empty",
+    "empty_payment_id": "the payment id is empty",
+    "empty_amount": "the amount is empty",
+    "unreadable_amount": "the amount does not read under the approved number format",
+    "missing_currency": "the currency is empty and the mapping gives no default currency",
+    "unreadable_currency": "the currency is not an ISO 4217 code",
+    "another_amount_under_this_id": "the same order id appears with a different total",
+}
+
+
+class FileLedger(BaseModel):
+    """Where every data row of one file went; `records` is the ingest reader's own count."""
+
+    model_config = ConfigDict(frozen=True)
+
+    role: Role
+    file: str
+    records: int
+    matched: int
+    findings: int
+    ignored: dict[str, int]
+    unreadable: dict[str, int]
+
+    @property
+    def accounted(self) -> int:
+        """Rows in some bucket: equals `records` in every ledger that is reported."""
+        return (
+            self.matched
+            + self.findings
+            + sum(self.ignored.values())
+            + sum(self.unreadable.values())
+        )
+
+    def line(self) -> str:
+        """The ledger in one line of words, for the terminal and the thread."""
+        parts = [f"{self.matched:,} matched", f"{self.findings:,} in findings"]
+        ignored = sum(self.ignored.values())
+        unreadable = sum(self.unreadable.values())
+        if ignored:
+            why = ", ".join(f"{n:,} {reason}" for reason, n in sorted(self.ignored.items()))
+            parts.append(f"{ignored:,} ignored ({why})")
+        if unreadable:
+            why = ", ".join(f"{n:,} {reason}" for reason, n in sorted(self.unreadable.items()))
+            parts.append(f"{unreadable:,} unreadable ({why})")
+        return f"{self.file}: {self.records:,} rows = " + " + ".join(parts)
+
+
+def build_ledger_rows(con: duckdb.DuckDBPyConnection, voided_statuses: str) -> None:
+    """Create `ledger_rows(role, r, bucket, reason)`: one row per data row of both files.
+
+    Needs the engine's tables (`order_row_kinds`, `payment_row_kinds`, `order_findings`,
+    `payments`, `findings`). `voided_statuses` is a SQL list of the policy's voided words.
+    """
+    con.execute(
+        f"""
+        CREATE OR REPLACE TABLE ledger_rows AS
+        WITH order_evidence AS (SELECT DISTINCT unnest(order_rows) - 1 AS r FROM findings),
+        payment_evidence AS (SELECT DISTINCT unnest(payment_rows) - 1 AS r FROM findings),
+        clean_orders AS (SELECT r FROM order_findings WHERE category IS NULL)
+        SELECT 'orders' AS role, k.r,
+          CASE
+            WHEN k.kind IN ('ignored', 'unreadable') THEN k.kind
+            WHEN k.r IN (SELECT r FROM order_evidence) THEN 'finding'
+            WHEN k.kind = 'head' AND f.category IS NULL AND f.n IS NOT NULL THEN 'matched'
+            WHEN k.kind = 'head' AND f.category IS NULL AND f.n IS NULL
+                 AND o.order_status IN {voided_statuses} THEN 'ignored'
+          END AS bucket,
+          CASE
+            WHEN k.kind IN ('ignored', 'unreadable') THEN k.reason
+            WHEN k.r IN (SELECT r FROM order_evidence) THEN NULL
+            WHEN k.kind = 'head' AND f.category IS NULL AND f.n IS NULL
+                 AND o.order_status IN {voided_statuses} THEN 'voided_without_payment'
+          END AS reason
+        FROM order_row_kinds k LEFT JOIN order_findings f ON f.r = k.r
+        LEFT JOIN orders_rows o ON o.rowid = k.r
+        UNION ALL
+        SELECT 'payments', k.r,
+          CASE
+            WHEN k.kind IN ('ignored', 'unreadable') THEN k.kind
+            WHEN k.r IN (SELECT r FROM payment_evidence) THEN 'finding'
+            WHEN p.order_r IN (SELECT r FROM clean_orders) THEN 'matched'
+          END,
+          CASE WHEN k.kind IN ('ignored', 'unreadable') THEN k.reason END
+        FROM payment_row_kinds k LEFT JOIN payments p ON p.r = k.r
+        """
+    )
+
+
+def account(con: duckdb.DuckDBPyConnection, role: Role, file_name: str, records: int) -> FileLedger:
+    """The ledger of one file from `ledger_rows`; raises LedgerError unless it adds up.
+
+    `records` is the number of data records the ingest reader counted in the file.
+    """
+    rows = con.execute(
+        "SELECT bucket, reason, count(*), list(r + 1 ORDER BY r)[1:5] FROM ledger_rows "
+        "WHERE role = ? GROUP BY ALL",
+        [role.value],
+    ).fetchall()
+    buckets: dict[str, int] = {"matched": 0, "finding": 0}
+    ignored: dict[str, int] = {}
+    unreadable: dict[str, int] = {}
+    for bucket, reason, count, examples in rows:
+        if bucket is None:
+            listed = ", ".join(str(r) for r in examples)
+            raise LedgerError(
+                f"{file_name}: {count:,} rows fall in no ledger bucket (e.g. rows {listed}); "
+                "nothing is reported from a result that cannot account for every row"
+            )
+        if bucket == "ignored":
+            ignored[reason] = ignored.get(reason, 0) + count
+        elif bucket == "unreadable":
+            unreadable[reason] = unreadable.get(reason, 0) + count
+        else:
+            buckets[bucket] += count
+    ledger = FileLedger(
+        role=role,
+        file=file_name,
+        records=records,
+        matched=buckets["matched"],
+        findings=buckets["finding"],
+        ignored=ignored,
+        unreadable=unreadable,
+    )
+    if ledger.accounted != records:
+        raise LedgerError(
+            f"{file_name}: the ledger holds {ledger.accounted:,} rows but the file has "
+            f"{records:,} data records; nothing is reported from a result that does not add up"
+        )
+    return ledger
