@@ -25,10 +25,14 @@ what the uploader already sees in their own file. Code that shows errors to user
     │   ├── UnknownInvestigationError    no investigation has that id
     │   └── InputChangedError       a blob's bytes differ from the digest they were stored under
     ├── MalformedRequestError     a click or form that does not carry what reconbot issued
+    ├── LedgerError               the rows read do not add up to the records of a file: an
+    │                             internal failure; nothing is reported rather than a wrong result
     ├── ModelError                the language model could not take its turn; nothing was lost
     │   ├── ModelBusyError          throttled, still after retries with backoff
     │   └── ModelUnavailableError   a timeout, no route, or a refusal of the request
     └── ConfigurationError        settings that cannot work (a bad URL, a missing secret)
+        └── PolicyError             the policy file (RECONBOT_POLICY) cannot be used; names the
+                                    file and, where the problem is one key's, the key
 """
 
 from __future__ import annotations
@@ -96,6 +100,15 @@ class MalformedRequestError(ReconbotError):
     """A button value or form that does not parse as one reconbot issued (tampered or stale)."""
 
 
+class LedgerError(ReconbotError):
+    """The rows of a file do not add up: every data record must end in exactly one ledger bucket.
+
+    Raised instead of reporting when the engine's rows differ from the records the ingest
+    reader counted, or when a row falls in no bucket. It is an internal error (exit 1): the
+    input may be fine, but reconbot will not present a result it cannot account for.
+    """
+
+
 class ModelError(ReconbotError):
     """The model could not take its turn; the investigation stays where it was, resumable."""
 
@@ -142,3 +155,17 @@ class InputChangedError(WorkflowError):
 
 class ConfigurationError(ReconbotError):
     """A setting that cannot work; the message names the setting and what it expects."""
+
+
+class PolicyError(ConfigurationError):
+    """A policy file that cannot be used: unreadable, not TOML, an unknown key, a wrong value.
+
+    Carries the file (`source`) and, when the problem is one key's, that `key`; `str()` reads
+    `policy file FILE: KEY: what is wrong`.
+    """
+
+    def __init__(self, message: str, *, source: str, key: str | None = None) -> None:
+        self.source = source
+        self.key = key
+        where = f"policy file {source}" if key is None else f"policy file {source}: {key}"
+        super().__init__(f"{where}: {message}")

@@ -35,11 +35,12 @@ from agent.data.ingest import inspect_csv
 from agent.data.mapping import Proposal, infer_mapping
 from agent.data.normalize import ValidationReport
 from agent.data.pipeline import run_job
-from agent.data.policy import Policy
 from agent.data.reconcile import Reconciliation, connect, load_and_validate
 from agent.data.schema import Mapping, Role
 from agent.errors import MappingError, ReconbotError
 from bot import slack_cli, workflow_cli
+from bot.composition import configured_policy
+from bot.config import Settings
 
 logger = logging.getLogger(__name__)
 
@@ -134,12 +135,13 @@ def _inspect(args: argparse.Namespace) -> int:
 
 
 def _reconcile(args: argparse.Namespace) -> int:
+    policy = configured_policy(Settings())  # configuration first: a bad policy file stops here
     mapping = _read_mapping(args.mapping)
     files = {
         Role.ORDERS: (args.orders, args.orders.name),
         Role.PAYMENTS: (args.payments, args.payments.name),
     }
-    result = run_job(files, mapping, Policy(), args.export)
+    result = run_job(files, mapping, policy, args.export)
     if args.json:
         summary = result.reconciliation.summary()
         document = {
@@ -167,13 +169,22 @@ def _read_mapping(path: Path) -> Mapping:
 
 
 def _explain(args: argparse.Namespace) -> int:
-    rules = Policy().explanations()
+    """The configured policy (RECONBOT_POLICY or the defaults): its version and where it came
+    from first, then its values and its rules in words, or one category's rule."""
+    policy = configured_policy(Settings())
+    rules = policy.explanations()
+    if args.category and args.category not in rules:
+        print(f"reconbot: no such category {args.category!r}; one of {', '.join(rules)}")
+        return EXIT_BAD_INPUT
+    print(f"policy {policy.version}\nfrom {policy.source}\n")
     if args.category:
-        if args.category not in rules:
-            print(f"reconbot: no such category {args.category!r}; one of {', '.join(rules)}")
-            return EXIT_BAD_INPUT
         print(rules[args.category])
         return EXIT_OK
+    values = policy.rule_values()
+    width = max(map(len, values))
+    for key, value in values.items():
+        print(f"  {key:<{width}}  {value}")
+    print()
     for name, text in rules.items():
         print(f"{name}\n  {text}\n")
     return EXIT_OK

@@ -1,7 +1,9 @@
 """The composition root: the one place that wires storage, blobs, the model and the workflow.
 
 Only this module of `bot` imports `storage` (DESIGN §2). The embedded SQLite default upgrades
-itself at start; another database must be migrated with `reconbot migrate` first.
+itself at start; another database must be migrated with `reconbot migrate` first. The policy
+file (`RECONBOT_POLICY`) is read once here, before anything else starts, so a missing or bad
+file stops start-up with one line naming the file and the problem.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from slack_sdk.http_retry.builtin_handlers import (
 )
 from strands.models import Model
 
+from agent.data.policy import Policy, load_policy
 from agent.domain import ApproverPolicy
 from agent.errors import ConfigurationError
 from agent.models.bedrock import BedrockSettings, build_bedrock_model, check_access
@@ -75,8 +78,20 @@ def build_model(settings: Settings, *, check: bool = True) -> Model:
     return model
 
 
-def workflow_settings(settings: Settings) -> WorkflowSettings:
-    """The workflow's part of the settings."""
+def configured_policy(settings: Settings) -> Policy:
+    """The reconciliation policy in force: the file named by RECONBOT_POLICY, or the built-in
+    defaults when it is not set.
+
+    Called once at start-up; raises PolicyError (a ConfigurationError) naming the file and the
+    problem, so a process never runs under a policy other than the one configured.
+    """
+    policy = Policy() if settings.policy_path is None else load_policy(settings.policy_path)
+    logger.info("policy=%s source=%s | policy in force", policy.version, policy.source)
+    return policy
+
+
+def workflow_settings(settings: Settings, policy: Policy) -> WorkflowSettings:
+    """The workflow's part of the settings, with the policy loaded once at start-up."""
     return WorkflowSettings(
         approval_ttl=settings.approval_ttl,
         approver_policy=ApproverPolicy(
@@ -85,6 +100,7 @@ def workflow_settings(settings: Settings) -> WorkflowSettings:
         max_upload_bytes=settings.max_upload_bytes,
         workdir=settings.work_dir,
         claim_lease=settings.claim_lease,
+        policy=policy,
     )
 
 
@@ -95,7 +111,11 @@ def build_runtime(
     recover: bool = True,
     check_model: bool = True,
 ) -> Runtime:
-    """Wire everything; upgrade an embedded SQLite database and recover interrupted approvals."""
+    """Wire everything; upgrade an embedded SQLite database and recover interrupted approvals.
+
+    The policy file is read first: a bad one stops start-up before the database is touched.
+    """
+    policy = configured_policy(settings)
     engine = create_engine(settings.database_url)
     if is_sqlite(engine):
         migrate(engine)
@@ -110,7 +130,7 @@ def build_runtime(
         blobs,
         model or build_model(settings, check=check_model),
         SystemClock(),
-        workflow_settings(settings),
+        workflow_settings(settings, policy),
     )
     if recover:
         recovered = service.recover()

@@ -62,6 +62,7 @@ class Settings(BaseSettings):
     expiry_sweep: timedelta = Field(default=timedelta(seconds=30), alias="RECONBOT_EXPIRY_SWEEP")
     max_upload_mb: int = Field(default=200, alias="RECONBOT_MAX_UPLOAD_MB", gt=0)
     work_dir: Path = Field(default=Path("var/work"), alias="RECONBOT_WORK_DIR")
+    policy_path: Path | None = Field(default=None, alias="RECONBOT_POLICY")
     port: int = Field(default=3000, alias="PORT")
 
     @field_validator("approvers", mode="before")
@@ -69,6 +70,14 @@ class Settings(BaseSettings):
     def _split_approvers(cls, value: object) -> object:
         if isinstance(value, str):
             return tuple(item.strip() for item in value.split(",") if item.strip())
+        return value
+
+    @field_validator("policy_path", mode="before")
+    @classmethod
+    def _blank_is_unset(cls, value: object) -> object:
+        """`RECONBOT_POLICY=` (empty) means no policy file: the built-in defaults."""
+        if isinstance(value, str) and not value.strip():
+            return None
         return value
 
     @field_validator(

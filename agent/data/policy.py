@@ -2,11 +2,35 @@
 
 A policy is part of what a person approves (its version enters the authorization identity), so
 every rule the engine applies lives here with a plain-words explanation that the agent can quote.
+
+A team's policy is a TOML file (`RECONBOT_POLICY`, read by `load_policy`); every key is optional
+and a missing key keeps its built-in default. The **version** is `sha256:` + the hex digest of the
+policy's canonical content: every rule (defaults filled in) as canonical JSON (UTF-8, keys sorted,
+no whitespace, no floats), with status words normalised and each list written as a sorted set.
+So comments, key order, layout and the order of words in a list do not change the version; a
+number or a word does. Where the policy came from (`source`: the file, or the built-in defaults)
+is for messages only and is not part of the version.
+
+Status words are compared as the engine reads status columns, `replace(lower(x), ' ', '_')`:
+`normalise_status_word` applies the same to the words of the policy.
 """
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+import difflib
+import hashlib
+import json
+import logging
+import tomllib
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+from pydantic_core import ErrorDetails
+
+from agent.errors import PolicyError
+
+logger = logging.getLogger(__name__)
 
 CATEGORY_ORDER = (
     "multi_order_payment",
@@ -22,16 +46,68 @@ CATEGORY_ORDER = (
     "capture_outside_window",
 )
 
+DEFAULT_SOURCE = "built-in defaults"
+DIGEST_PREFIX = "sha256:"
+
+# Upper bounds keep every rule inside the engine's 64-bit arithmetic (windows are compared in
+# microseconds): a hundred years of window, a trillion minor units of tolerance.
+MAX_TOLERANCE_MINOR = 10**12
+MAX_WINDOW_DAYS = 36_525
+MAX_WINDOW_HOURS = 24 * MAX_WINDOW_DAYS
+
+NUMBER_KEYS = ("amount_tolerance_minor", "window_days_after", "window_hours_before")
+STATUS_KEYS = (
+    "failed_payment_statuses",
+    "refunded_payment_statuses",
+    "voided_order_statuses",
+    "refunded_order_statuses",
+    "paid_order_statuses",
+)
+RULE_KEYS = NUMBER_KEYS + STATUS_KEYS
+"""The keys of a policy file, and exactly the content of the version digest."""
+
+# A word may not mean two contradictory things about one column: a payment is either a failed
+# attempt (ignored) or a refund (money returned); an order that counts as paid is neither voided
+# nor refunded. Each key lists the keys before it that it must not share a word with.
+_CONFLICTS = {
+    "refunded_payment_statuses": ("failed_payment_statuses",),
+    "paid_order_statuses": ("voided_order_statuses", "refunded_order_statuses"),
+}
+
+
+def normalise_status_word(word: str) -> str:
+    """A status word as the engine compares it: trimmed, lower-case, spaces as underscores.
+
+    Status columns are read with `replace(lower(x), ' ', '_')` (agent/data/normalize.py), so a
+    policy word written `Requires Payment Method` must become `requires_payment_method` to match.
+    """
+    return word.strip().lower().replace(" ", "_")
+
+
+def _words_in_text(words: tuple[str, ...]) -> str:
+    quoted = [f'"{w}"' for w in words]
+    if len(quoted) == 1:
+        return quoted[0]
+    return ", ".join(quoted[:-1]) + " or " + quoted[-1]
+
+
+Number = Annotated[int, Field(strict=True, ge=0)]
+
 
 class Policy(BaseModel):
-    """The rules of one reconciliation. Change a rule, change `version`."""
+    """The rules of one reconciliation; `version` is the digest of the rules themselves.
 
-    model_config = ConfigDict(frozen=True)
+    Two policies with the same rules have the same version wherever they came from; `source`
+    says where this one came from (a file path, or the built-in defaults) for messages.
+    """
 
-    version: str = "2026-11-30.1"
-    amount_tolerance_minor: int = 1
-    window_days_after: int = 30
-    window_hours_before: int = 24
+    # Defaults are validated too, so a file's word that clashes with a default list is caught.
+    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True)
+
+    source: str = Field(default=DEFAULT_SOURCE, exclude=True)
+    amount_tolerance_minor: Number = Field(default=1, le=MAX_TOLERANCE_MINOR)
+    window_days_after: Number = Field(default=30, le=MAX_WINDOW_DAYS)
+    window_hours_before: Number = Field(default=24, le=MAX_WINDOW_HOURS)
     failed_payment_statuses: tuple[str, ...] = (
         "failed",
         "declined",
@@ -49,13 +125,90 @@ class Policy(BaseModel):
     refunded_order_statuses: tuple[str, ...] = ("refunded",)
     paid_order_statuses: tuple[str, ...] = ("paid", "captured", "completed", "complete")
 
+    @field_validator(*STATUS_KEYS, mode="before")
+    @classmethod
+    def _status_words(cls, value: object) -> tuple[str, ...]:
+        """Normalise a list of status words the way status columns are read; none may be empty.
+
+        A word listed twice (also after normalising) is kept once, in its first place.
+        """
+        if isinstance(value, str) or not isinstance(value, list | tuple):
+            raise ValueError(
+                f'must be a list of status words, e.g. ["failed", "declined"] (got {value!r})'
+            )
+        words: list[str] = []
+        for position, item in enumerate(value, start=1):
+            if not isinstance(item, str):
+                raise ValueError(f"word {position} must be text in quotes (got {item!r})")
+            word = normalise_status_word(item)
+            if not word:
+                raise ValueError(f"word {position} is empty")
+            if word not in words:
+                words.append(word)
+        if not words:
+            raise ValueError("is empty; list at least one status word")
+        return tuple(words)
+
+    @field_validator(*_CONFLICTS, mode="after")
+    @classmethod
+    def _no_conflicts(cls, value: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
+        """Refuse a word that this list shares with a list of contradictory meaning."""
+        assert info.field_name is not None
+        for other in _CONFLICTS[info.field_name]:
+            earlier = info.data.get(other)
+            if earlier is None:  # that list was invalid and is reported on its own
+                continue
+            shared = tuple(w for w in value if w in earlier)
+            if shared:
+                raise ValueError(
+                    f"{_words_in_text(shared)} is also in {other}; a status word can mean only "
+                    "one of the two"
+                )
+        return value
+
+    def canonical_content(self) -> dict[str, Any]:
+        """The rules as the version digests them: every key, status lists as sorted sets.
+
+        Only integers and strings: canonical JSON holds no floats.
+        """
+        content: dict[str, Any] = {key: getattr(self, key) for key in NUMBER_KEYS}
+        content.update({key: sorted(set(getattr(self, key))) for key in STATUS_KEYS})
+        return content
+
+    def canonical_json(self) -> bytes:
+        """The canonical bytes of the rules: UTF-8 JSON, keys sorted, no whitespace.
+
+        The same form as `agent.identity.canonical_json`, computed here because `agent.data`
+        imports nothing of the rest of `agent`.
+        """
+        return json.dumps(
+            self.canonical_content(), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+        ).encode("utf-8")
+
+    @property
+    def version(self) -> str:
+        """`sha256:` + the hex digest of the canonical rules; bound into every approval."""
+        return DIGEST_PREFIX + hashlib.sha256(self.canonical_json()).hexdigest()
+
+    def rule_values(self) -> dict[str, str]:
+        """Each rule's value as a person reads it, by key (for `reconbot explain`)."""
+        shown = {key: str(getattr(self, key)) for key in NUMBER_KEYS}
+        shown.update({key: ", ".join(getattr(self, key)) for key in STATUS_KEYS})
+        return shown
+
     def explain(self, category: str) -> str:
         """The rule behind `category` in plain words, with this policy's numbers."""
         return self.explanations()[category]
 
     def explanations(self) -> dict[str, str]:
-        """Every category's rule in plain words, in the order the engine applies them."""
+        """Every category's rule in plain words, with this policy's numbers and status words,
+        in the order the engine applies them."""
         tol = self.amount_tolerance_minor
+        voided = _words_in_text(self.voided_order_statuses)
+        refunded_order = _words_in_text(self.refunded_order_statuses)
+        paid = _words_in_text(self.paid_order_statuses)
+        refunded_payment = _words_in_text(self.refunded_payment_statuses)
+        failed = _words_in_text(self.failed_payment_statuses)
         return {
             "multi_order_payment": (
                 "One payment's order reference names two or more orders. The orders it names are "
@@ -71,15 +224,17 @@ class Policy(BaseModel):
             ),
             "order_without_capture": (
                 "An order with no successful payment referencing it. Voided or cancelled orders "
-                "without a payment are expected and not reported."
+                f"(order status {voided}) without a payment are expected and not reported."
             ),
             "currency_mismatch": (
                 "A payment for the order is in a different currency than the order."
             ),
             "status_mismatch": (
                 "The order and its payments disagree about money kept: the order is voided or "
-                "cancelled (or fully refunded) while its capture was not refunded, or every "
-                "capture was refunded while the order still counts as paid."
+                f"cancelled (status {voided}) while its capture was not refunded, the order is "
+                f"refunded (status {refunded_order}) while no payment was, or every capture was "
+                f"refunded (payment status {refunded_payment}, or the refunded amount) while the "
+                f"order still counts as paid (status {paid})."
             ),
             "duplicate_capture": (
                 "Two or more captures for one order where a single one of them already covers "
@@ -103,10 +258,67 @@ class Policy(BaseModel):
             ),
             "legitimate": (
                 f"Not findings: several captures that add up to the order total; differences "
-                f"of at most {tol} minor unit(s); failed payment attempts (status "
-                f"{', '.join(self.failed_payment_statuses[:4])}, …), which are ignored; normal "
-                "refunds, where the order and the payment both say refunded; and voided orders "
-                "without a payment. Each unit (an order or a payment) gets at most one category, "
-                "the first that applies in the order listed here."
+                f"of at most {tol} minor unit(s); failed payment attempts (payment status "
+                f"{failed}), which are ignored; normal refunds, where the order and the payment "
+                "both say refunded; and voided orders without a payment. Each unit (an order or "
+                "a payment) gets at most one category, the first that applies in the order "
+                "listed here."
             ),
         }
+
+
+def load_policy(path: Path) -> Policy:
+    """The policy written in the TOML file at `path`; keys it leaves out keep their defaults.
+
+    Raises `PolicyError`, naming the file and the key, for a file that cannot be read or is not
+    TOML, an unknown key, a value of the wrong type, a negative or too large number, an empty
+    list of status words, or a word in two lists of contradictory meaning.
+    """
+    source = str(path)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise PolicyError("there is no such file", source=source) from None
+    except IsADirectoryError:
+        raise PolicyError("is a directory, not a policy file", source=source) from None
+    except OSError as error:
+        raise PolicyError(f"cannot be read ({error.strerror})", source=source) from None
+    except UnicodeDecodeError:
+        raise PolicyError("is not UTF-8 text", source=source) from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise PolicyError(f"is not valid TOML: {error}", source=source) from None
+    unknown = [key for key in data if key not in RULE_KEYS]
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], RULE_KEYS, n=1)
+        hint = f"did you mean {close[0]}? " if close else ""
+        raise PolicyError(
+            f"unknown key; {hint}the keys of a policy file are {', '.join(RULE_KEYS)}",
+            source=source,
+            key=unknown[0],
+        )
+    try:
+        policy = Policy.model_validate({**data, "source": source})
+    except ValidationError as error:
+        first = error.errors(include_url=False)[0]
+        key = str(first["loc"][0]) if first["loc"] else None
+        raise PolicyError(_message(first), source=source, key=key) from None
+    logger.info("policy=%s source=%s | policy loaded", policy.version, source)
+    return policy
+
+
+def _message(error: ErrorDetails) -> str:
+    """A pydantic error about one key in words that follow `FILE: KEY: `."""
+    kind = error["type"]
+    got = error.get("input")
+    limit: dict[str, Any] = error.get("ctx", {})
+    if kind == "value_error":
+        return str(limit["error"])
+    if kind in ("int_type", "int_parsing", "int_from_float"):
+        return f"must be a whole number (got {got!r})"
+    if kind == "greater_than_equal":
+        return f"must be {limit['ge']} or more (got {got!r})"
+    if kind == "less_than_equal":
+        return f"must be at most {limit['le']} (got {got!r})"
+    return f"{error['msg']} (got {got!r})"
