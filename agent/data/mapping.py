@@ -1,25 +1,49 @@
 """Mapping inference: which file is which, which column feeds which field, how to read values.
 
-Inference works from headers (aliases, insensitive to case, spacing and punctuation, with
-Stripe-style `order_id (metadata)` columns) and from values (kinds and formats from the
-profiles, uniqueness, the overlap of order references between the two files, major or minor
-units). It never special-cases a vendor. Every field gets a confidence and its alternatives;
-when a required field has two plausible columns or none, the result carries a clarification
-naming the field, the question and the choices, and no mapping.
+Inference works from headers and from values, never from a vendor's name or a column position.
+
+- Headers are matched to the aliases of `schema.SCHEMA` after folding (case, accents, spacing,
+  punctuation, API-style names, articles such as `de`/`do`, "incl./excl. tax" phrases), so
+  `Währung`, `Nº de pedido`, `Order Total (inc tax)` and `order_id (metadata)` all read.
+- Values give each column's kind and format (numbers, decimal mark, dates and their day/month
+  order, currency codes, identifiers), uniqueness, and the overlap of order references between
+  the two files; matched amounts decide major or minor units; a file without a currency column
+  gets the currency its amounts are written in (`€89.90`), or the other file's where the symbol
+  alone cannot tell (`$`).
+- Two close candidates for a required field are settled by the data where it can: amount
+  columns equal on every successful row are one reading (`amount` and `amount_captured`), a
+  column empty or zero on successful rows captured nothing, a column under which (almost) no
+  order matches while another matches (almost) all is ruled out, and two id columns that tell
+  the rows apart alike are interchangeable.
+
+Every field gets a confidence and its alternatives; when a required field still has two
+plausible columns, or none, the result carries a clarification naming the field, the question
+and the choices, and no mapping.
 """
 
 from __future__ import annotations
 
 import re
 import statistics
+import unicodedata
 from dataclasses import dataclass
+from decimal import Decimal
 
 from pydantic import BaseModel, ConfigDict
 
 from agent.data.currency import CURRENCY_EXPONENTS, is_currency_code
 from agent.data.formats import NumberFormat, parse_number
 from agent.data.ingest import CsvSample
-from agent.data.profile import ColumnProfile, normalize_key, profile_sample, reference_tokens
+from agent.data.profile import (
+    ColumnProfile,
+    column_values,
+    normalize_key,
+    profile_sample,
+    read_amounts,
+    reference_tokens,
+    same_partition,
+    success_rows,
+)
 from agent.data.schema import (
     SCHEMA,
     AmountReading,
@@ -37,16 +61,20 @@ MIN_SCORE = 0.5
 AMBIGUITY_MARGIN = 0.15
 ROLE_MARGIN = 0.15
 _QUALIFIERS = frozenset({"metadata", "utc", "gmt", "local"})
+# Header words that only one of the two exports tends to have, in the languages of the aliases.
 _ROLE_WORDS = {
     Role.ORDERS: frozenset(
         "lineitem subtotal shipping fulfillment fulfilled financial billing sku quantity "
-        "discount cart customer".split()
+        "discount cart customer kunde zwischensumme versandkosten client livraison cliente "
+        "envio klant subtotaal verzendkosten subtotale spedizione frete".split()
     ),
     Role.PAYMENTS: frozenset(
         "charge captured refunded fee card psp paymentintent settlement payout dispute "
-        "disputed gateway transaction".split()
+        "disputed gateway transaction transaktions transaktion gebuhr frais transaccion "
+        "comision transactie transactiekosten transazione commissione transacao taxa".split()
     ),
 }
+_FEW = 5  # sampled values below which uniqueness says nothing
 
 
 class Candidate(BaseModel):
@@ -132,22 +160,64 @@ def _dataset_mapping(proposal: DatasetProposal) -> DatasetMapping:
 
 
 def normalize_header(name: str) -> str:
-    """A header as aliases are written: lower case, words of letters and digits, one space."""
-    return re.sub(r"[^a-z0-9]+", " ", name.lower()).strip()
+    """A header as aliases are written: folded words of letters and digits, one space.
+
+    Folded means lower case without accents (`Währung` -> `wahrung`, `Nº` -> `no`), API-style
+    names and letter-digit runs split (`createdAt` -> `created at`, `reference1` ->
+    `reference 1`),
+    articles and prepositions of the languages exports are written in dropped (`N° de commande`
+    -> `n commande`), "including tax" dropped and "excluding tax" written `untaxed`
+    (`Order Total (inc tax)` -> `order total`, `Montant HT` -> `montant untaxed`).
+    """
+    text = _CAMEL.sub(" ", name) if _IDENTIFIER.fullmatch(name.strip()) else name
+    text = unicodedata.normalize("NFKD", text.casefold())
+    text = "".join(c for c in text if not unicodedata.combining(c))
+    text = _LETTER_DIGIT.sub(" ", re.sub(r"[^a-z0-9]+", " ", text)).strip()
+    text = _TAX_INCLUDED.sub(" ", _TAX_EXCLUDED.sub(" untaxed ", f" {text} "))
+    words = text.split()
+    kept = [w for w in words if w not in _STOP_WORDS]
+    return " ".join(kept or words)
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
+_LETTER_DIGIT = re.compile(r"(?<=[a-z])(?=[0-9])|(?<=[0-9])(?=[a-z])")
+_TAX_WORDS = "tax|taxes|vat|mwst|ust|btw|iva|tva|gst"
+_TAX_INCLUDED = re.compile(
+    rf" (?:(?:inc|incl|including|inclusive|inkl|incluido|incluida|inclusa|incluso|"
+    rf"incluindo)(?: of)? (?:{_TAX_WORDS})|(?:{_TAX_WORDS}) (?:inc|incl|included|inclusive)|"
+    rf"ttc)(?= )"
+)
+_TAX_EXCLUDED = re.compile(
+    rf" (?:(?:ex|excl|excluding|exclusive|exkl|ohne|hors|sin|senza|sem|zonder)(?: of)? "
+    rf"(?:{_TAX_WORDS})|(?:{_TAX_WORDS}) (?:ex|excl|excluded)|ht)(?= )"
+)
+# Articles and prepositions: `Date de paiement`, `Número do pedido`, `Number of Items`.
+_STOP_WORDS = frozenset(
+    "de du des d la le les l del di da do dos das der die het van of the".split()
+)
 
 
 def header_score(spec: FieldSpec, header: str) -> float:
-    """How strongly a header names `spec`, from 0 (not at all) to 1 (an exact alias)."""
+    """How strongly a header names `spec`, from 0 (not at all) to 1 (an exact alias).
+
+    An exact alias scores its weight (qualifiers such as `utc` or `metadata` aside). A header
+    that contains an alias's words scores less, and much less when its other words point to
+    other money (`Amount Refunded`, `Converted Amount` are not the captured amount).
+    """
     norm = normalize_header(header)
     tokens = norm.split()
     plain = " ".join(t for t in tokens if t not in _QUALIFIERS)
-    score = max(spec.aliases.get(norm, 0.0), spec.aliases.get(plain, 0.0) * 0.98)
+    exact = max(spec.aliases.get(norm, 0.0), spec.aliases.get(plain, 0.0) * 0.98)
+    if exact:
+        return exact
     token_set = set(tokens)
+    score = 0.0
     for alias, weight in spec.aliases.items():
-        if set(alias.split()) <= token_set:
-            score = max(score, weight * 0.75)
-    if token_set & spec.against:
-        score *= 0.3
+        words = set(alias.split())
+        if words <= token_set:
+            penalty = 0.3 if (token_set - words) & spec.against else 1.0
+            score = max(score, weight * 0.75 * penalty)
     return score
 
 
@@ -158,9 +228,13 @@ def _kind_fit(spec: FieldSpec, profile: ColumnProfile) -> float:
     if spec.kind == "amount":
         return 1.0 if profile.is_numeric() and profile.boolean_share < 0.9 else 0.0
     if spec.kind == "currency":
-        return 1.0 if profile.currency_share >= 0.9 else 0.0
+        # A column mostly of ISO codes is the currency column: the few values that do not read
+        # are reported with their rows, not a reason to ask which currency the file is in.
+        return min(1.0, profile.currency_share / 0.9) if profile.currency_share >= 0.5 else 0.0
     if spec.kind == "timestamp":
         return 1.0 if profile.timestamp_share >= 0.9 else 0.0
+    if spec.kind in ("id", "reference") and profile.filled >= _FEW and profile.distinct_share < 0.2:
+        return 0.0  # one value on most rows (a payout reference, a quantity) names no order
     if spec.kind == "id":
         return min(1.0, profile.id_like_share / 0.9)
     if spec.kind == "reference":
@@ -195,6 +269,9 @@ class _Scored:
     column: str
     score: float
     reason: str
+    # How often the column equals the other file's amounts for the same order (0..1), or -1
+    # where that was not measured.
+    agreement: float = -1.0
 
 
 def _candidates(spec: FieldSpec, profiles: list[ColumnProfile]) -> list[_Scored]:
@@ -296,23 +373,23 @@ def infer_mapping(
         for role in Role
     }
     _apply_key_overlap(scored, samples)
+    evidence = {
+        role: _Evidence.of(role, samples[role], by_role[role], scored[role]) for role in Role
+    }
+    _apply_amount_agreement(scored, evidence)
     datasets = {}
     for role in Role:
         datasets[role] = _dataset_proposal(
-            role, samples[role], by_role[role], scored[role], clarifications, answers.get(role, {})
+            role, evidence[role], scored[role], clarifications, answers.get(role, {})
         )
     _decide_units(datasets, samples, clarifications)
+    _decide_currencies(datasets, evidence, clarifications)
     return Proposal(
         orders=datasets[Role.ORDERS],
         payments=datasets[Role.PAYMENTS],
         role_confidence=round(role_confidence, 2),
         clarifications=clarifications,
     )
-
-
-def _column_values(sample: CsvSample, column: str) -> list[str]:
-    index = sample.layout.columns.index(column)
-    return [row[index] for row in sample.rows]
 
 
 def _apply_key_overlap(
@@ -324,13 +401,13 @@ def _apply_key_overlap(
     if not order_keys or not refs:
         return
     key_sets = {
-        c.column: {normalize_key(v) for v in _column_values(samples[Role.ORDERS], c.column)}
+        c.column: {normalize_key(v) for v in column_values(samples[Role.ORDERS], c.column)}
         for c in order_keys
     }
     token_lists = {
         c.column: [
             t
-            for t in (reference_tokens(v) for v in _column_values(samples[Role.PAYMENTS], c.column))
+            for t in (reference_tokens(v) for v in column_values(samples[Role.PAYMENTS], c.column))
             if t
         ]
         for c in refs
@@ -353,15 +430,180 @@ def _apply_key_overlap(
         group.sort(key=lambda c: -c.score)
 
 
+@dataclass
+class _Evidence:
+    """What one file's sampled rows say, for choosing between columns that both fit a field.
+
+    `rows` are the rows amounts are compared on: for payments the rows whose status says the
+    money moved (a failed attempt captures nothing, so its amounts prove nothing), else all rows.
+    """
+
+    sample: CsvSample
+    profiles: dict[str, ColumnProfile]
+    rows: list[int]
+    successful: bool
+
+    @classmethod
+    def of(
+        cls, role: Role, sample: CsvSample, profiles: list[ColumnProfile], scored: _FieldCandidates
+    ) -> _Evidence:
+        """The evidence of `sample`, with the successful rows its likeliest status column names."""
+        status_field = "payment_status" if role is Role.PAYMENTS else "order_status"
+        status = next((c for c in scored.get(status_field, []) if c.score >= MIN_SCORE), None)
+        rows = None
+        if role is Role.PAYMENTS and status is not None:
+            rows = success_rows(column_values(sample, status.column))
+        everything = list(range(len(sample.rows)))
+        return cls(sample, {p.name: p for p in profiles}, rows or everything, bool(rows))
+
+    @property
+    def where(self) -> str:
+        """The rows compared, in words."""
+        return "successful row" if self.successful else "row"
+
+    def amounts(self, column: str) -> list[Decimal | None]:
+        """The values of an amount column, read with the number format of its profile."""
+        return read_amounts(column_values(self.sample, column), self.profiles[column].number_format)
+
+    def agree(self, first: str, second: str) -> bool:
+        """Whether two amount columns hold the same number on every compared row."""
+        a, b = self.amounts(first), self.amounts(second)
+        pairs = [(a[i], b[i]) for i in self.rows if a[i] is not None or b[i] is not None]
+        return bool(pairs) and all(x == y for x, y in pairs)
+
+    def empty(self, column: str) -> bool:
+        """Whether an amount column is empty or zero on (nearly) every compared row."""
+        values = self.amounts(column)
+        filled = sum(1 for i in self.rows if values[i])
+        return filled <= (1 - _EMPTY_SHARE) * len(self.rows)
+
+    def interchangeable(self, first: str, second: str) -> bool:
+        """Whether two id columns tell the sampled rows apart in the same way."""
+        return same_partition(column_values(self.sample, first), column_values(self.sample, second))
+
+    def same_orders(self, first: str, second: str) -> bool:
+        """Whether two reference columns name the same orders on every sampled row."""
+        pairs = zip(
+            column_values(self.sample, first), column_values(self.sample, second), strict=True
+        )
+        return all(reference_tokens(a) == reference_tokens(b) for a, b in pairs)
+
+
+_FieldCandidates = dict[str, list[_Scored]]
+_EMPTY_SHARE = 0.9
+
+
+def _apply_amount_agreement(
+    scored: dict[Role, _FieldCandidates], evidence: dict[Role, _Evidence]
+) -> None:
+    """Record, per amount candidate, how often it equals the other file's amounts for the same
+    order: order totals against the sum of the successful payments naming the order, and each
+    payment amount column against the order totals.
+
+    Used only to rule out a column under which (almost) nothing would match while another
+    column matches (almost) everything: never to prefer the column that hides differences.
+    """
+    orders, payments = evidence[Role.ORDERS], evidence[Role.PAYMENTS]
+    keys, refs = scored[Role.ORDERS]["order_id"], scored[Role.PAYMENTS]["order_id"]
+    totals, captures = scored[Role.ORDERS]["order_amount"], scored[Role.PAYMENTS]["captured_amount"]
+    if not (keys and refs and totals and captures):
+        return
+    order_rows: dict[str, int] = {}
+    for i, key in enumerate(column_values(orders.sample, keys[0].column)):
+        order_rows.setdefault(normalize_key(key), i)
+    paid: dict[str, list[int]] = {}
+    references = column_values(payments.sample, refs[0].column)
+    for i in payments.rows:
+        tokens = reference_tokens(references[i])
+        if len(tokens) == 1 and tokens[0] in order_rows:
+            paid.setdefault(tokens[0], []).append(i)
+
+    def share(order_values: list[Decimal | None], pay_values: list[Decimal | None]) -> float:
+        compared = agreed = 0
+        for key, rows in paid.items():
+            total = order_values[order_rows[key]]
+            parts = [pay_values[i] for i in rows]
+            if total is None or any(p is None for p in parts):
+                continue
+            compared += 1
+            agreed += _same_money(total, sum((p for p in parts if p is not None), Decimal(0)))
+        return agreed / compared if compared >= _AGREEMENT_MIN_ORDERS else -1.0
+
+    best_total = orders.amounts(totals[0].column)
+    best_capture = payments.amounts(captures[0].column)
+    for candidate in totals:
+        candidate.agreement = share(orders.amounts(candidate.column), best_capture)
+    for candidate in captures:
+        candidate.agreement = share(best_total, payments.amounts(candidate.column))
+
+
+_AGREEMENT_MIN_ORDERS = 3
+_MATCHES_MOST = 0.8
+_MATCHES_NONE = 0.2
+
+
+def _same_money(first: Decimal, second: Decimal) -> bool:
+    """Equal amounts, also when one side is written in minor units (cents, mills)."""
+    return any(first == second * 10**k or second == first * 10**k for k in (0, 2, 3))
+
+
+def _settle(spec: FieldSpec, viable: list[_Scored], evidence: _Evidence) -> list[_Scored]:
+    """The candidates still in doubt for a required field, the chosen one first.
+
+    Close candidates are settled by the sampled values where they can be: two id columns that
+    tell the rows apart alike, or two amount columns equal on every successful row, are the
+    same reading (the better-named one is taken); an amount column empty or zero on successful
+    rows captured nothing; a column under which nothing matches the other file cannot be it.
+    """
+    best, *others = viable
+    close = [c for c in others if best.score - c.score < AMBIGUITY_MARGIN]
+    if not close:
+        return [best]
+    if spec.kind == "id":
+        alike = [c for c in close if evidence.interchangeable(best.column, c.column)]
+        if alike:
+            best.reason += "; " + _listed(alike) + " tell the rows apart the same way"
+        return [best, *(c for c in close if c not in alike)]
+    if spec.kind == "reference":
+        return [best, *(c for c in close if not evidence.same_orders(best.column, c.column))]
+    if spec.kind != "amount":
+        return [best, *close]
+    group = _rule_out([best, *close], evidence)
+    top, *rest = group
+    same = [c for c in rest if evidence.agree(top.column, c.column)]
+    if same:
+        top.reason += f"; equal to {_listed(same)} on every {evidence.where} sampled"
+    return [top, *(c for c in rest if c not in same)]
+
+
+def _rule_out(group: list[_Scored], evidence: _Evidence) -> list[_Scored]:
+    """`group` without the amount columns that the values exclude (never all of them)."""
+    kept = list(group)
+    empty = [c for c in kept if evidence.empty(c.column)]
+    if empty and len(empty) < len(kept):
+        for c in empty:
+            c.reason += f"; empty or zero on (nearly) every {evidence.where} sampled"
+        kept = [c for c in kept if c not in empty]
+    if any(c.agreement >= _MATCHES_MOST for c in kept):
+        never = [c for c in kept if 0 <= c.agreement <= _MATCHES_NONE]
+        for c in never:
+            c.reason += "; its values (almost) never equal the other file's amounts"
+        kept = [c for c in kept if c not in never]
+    return kept
+
+
+def _listed(candidates: list[_Scored]) -> str:
+    return " and ".join(f'"{c.column}"' for c in candidates)
+
+
 def _dataset_proposal(
     role: Role,
-    sample: CsvSample,
-    profiles: list[ColumnProfile],
-    scored: dict[str, list[_Scored]],
+    evidence: _Evidence,
+    scored: _FieldCandidates,
     clarifications: list[Clarification],
     answers: dict[str, str],
 ) -> DatasetProposal:
-    by_name = {p.name: p for p in profiles}
+    sample, by_name = evidence.sample, evidence.profiles
     choices: list[FieldChoice] = []
     default_currency: str | None = None
     answered = dict(answers)
@@ -415,14 +657,8 @@ def _dataset_proposal(
         confidence = 0.0
         reason = "no column fits"
         if viable:
-            best = viable[0]
-            rivals = [
-                c
-                for c in viable[1:]
-                if best.score - c.score < AMBIGUITY_MARGIN
-                and not (spec.kind in ("id", "reference") and _same_values(sample, best, c))
-            ]
-            if rivals and spec.required:
+            best, *rivals = _settle(spec, viable, evidence) if spec.required else viable[:1]
+            if rivals:
                 names = [best.column, *(c.column for c in rivals)]
                 clarifications.append(
                     Clarification(
@@ -474,18 +710,6 @@ def _dataset_proposal(
                 samples=list(by_name[column].samples) if column else [],
             )
         )
-    if default_currency is None and not any(c.field == "currency" and c.column for c in choices):
-        clarifications.append(
-            Clarification(
-                role=role,
-                field="currency",
-                question=(
-                    f"{sample.layout.file_name} has no currency column. "
-                    "Which currency are its amounts in?"
-                ),
-                choices=["USD", "EUR", "GBP"],
-            )
-        )
     options = _reading_options(sample, by_name, choices, notes)
     if default_currency is not None:
         options = options.model_copy(update={"default_currency": default_currency})
@@ -498,10 +722,6 @@ def _dataset_proposal(
         options=options,
         notes=notes,
     )
-
-
-def _same_values(sample: CsvSample, a: _Scored, b: _Scored) -> bool:
-    return _column_values(sample, a.column) == _column_values(sample, b.column)
 
 
 def _reading_options(
@@ -631,3 +851,101 @@ def _matched_amounts(
             order_total, exponent = by_key[tokens[0]]
             pairs.append((order_total, float(paid), exponent))
     return pairs
+
+
+# Currency symbols and the ISO codes they can stand for. A symbol that stands for one currency
+# says it; `$` and `¥` need the other file to say which.
+_SYMBOL_CODES = {
+    "€": ("EUR",),
+    "£": ("GBP",),
+    "₹": ("INR",),
+    "₩": ("KRW",),
+    "₽": ("RUB",),
+    "₺": ("TRY",),
+    "₪": ("ILS",),
+    "₫": ("VND",),
+    "₦": ("NGN",),
+    "₱": ("PHP",),
+    "฿": ("THB",),
+    "₴": ("UAH",),
+    "₲": ("PYG",),
+    "₡": ("CRC",),
+    "₵": ("GHS",),
+    "₭": ("LAK",),
+    "₮": ("MNT",),
+    "₸": ("KZT",),
+    "$": ("USD", "CAD", "AUD", "NZD", "SGD", "HKD", "MXN", "TWD", "ARS", "CLP", "COP"),
+    "¥": ("JPY", "CNY"),
+}
+_MAIN_AMOUNT = {Role.ORDERS: "order_amount", Role.PAYMENTS: "captured_amount"}
+
+
+def _decide_currencies(
+    datasets: dict[Role, DatasetProposal],
+    evidence: dict[Role, _Evidence],
+    clarifications: list[Clarification],
+) -> None:
+    """Give a file without a currency column the currency its amounts are written in, or ask.
+
+    `€89.90` and `12.50 EUR` say the currency; `$77.45` says it only together with the other
+    file, when every sampled row there is in one currency that writes `$`.
+    """
+    for role in Role:
+        proposal = datasets[role]
+        if proposal.options.default_currency is not None or proposal.column_of("currency"):
+            continue
+        found = _currency_of_amounts(role, datasets, evidence)
+        if found is None:
+            clarifications.append(
+                Clarification(
+                    role=role,
+                    field="currency",
+                    question=(
+                        f"{proposal.file_name} has no currency column. "
+                        "Which currency are its amounts in?"
+                    ),
+                    choices=["USD", "EUR", "GBP"],
+                )
+            )
+            continue
+        code, why = found
+        choices = [
+            c.model_copy(update={"confidence": 0.9, "reason": why}) if c.field == "currency" else c
+            for c in proposal.choices
+        ]
+        datasets[role] = proposal.model_copy(
+            update={
+                "choices": choices,
+                "options": proposal.options.model_copy(update={"default_currency": code}),
+                "notes": [*proposal.notes, f"no currency column: {why}, read as {code}"],
+            }
+        )
+
+
+def _currency_of_amounts(
+    role: Role, datasets: dict[Role, DatasetProposal], evidence: dict[Role, _Evidence]
+) -> tuple[str, str] | None:
+    """The currency a file's main amount column is written in, and why; None if it does not say."""
+    column = datasets[role].column_of(_MAIN_AMOUNT[role])
+    if column is None:
+        return None
+    mark = evidence[role].profiles[column].currency_mark
+    if mark is None:
+        return None
+    if mark in CURRENCY_EXPONENTS:
+        return mark, f'every amount in "{column}" is written with {mark}'
+    codes = _SYMBOL_CODES.get(mark, ())
+    if len(codes) == 1:
+        return codes[0], f'every amount in "{column}" is written with {mark}'
+    other = datasets[role.other]
+    other_column = other.column_of("currency")
+    if other_column is None:
+        return None
+    seen = {v.strip().upper() for v in column_values(evidence[role.other].sample, other_column)}
+    seen.discard("")
+    if len(seen) == 1 and (code := seen.pop()) in codes:
+        return code, (
+            f'every amount in "{column}" is written with {mark}, and every row of '
+            f"{other.file_name} is in {code}"
+        )
+    return None

@@ -4,21 +4,28 @@ Profiles are computed from a file's first records (see `ingest.SAMPLE_ROWS`). Th
 kinds of value a column holds (numbers and in which format, timestamps and in which pattern,
 currency codes, identifiers), how many are filled and distinct, and a few sample values to show
 the person approving the mapping. Sample values are never logged.
+
+The helpers at the end read the sampled rows across columns, for inference to settle a choice
+by the data: which rows succeeded, whether two amount columns hold the same numbers, whether
+two id columns tell the rows apart alike.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
+from decimal import Decimal
 
-from agent.data.currency import is_currency_code
+from agent.data.currency import CURRENCY_SYMBOLS, is_currency_code
 from agent.data.formats import (
     PROFILE_VALUES,
     NumberFormat,
     decimals_used,
     detect_number_format,
     detect_timestamp_format,
+    parse_number,
 )
 from agent.data.ingest import CsvSample
 
@@ -26,7 +33,10 @@ _ID_LIKE = re.compile(r"^\s*#?[A-Za-z0-9][A-Za-z0-9_\-./:]*\s*$")
 _HAS_DIGIT = re.compile(r"\d")
 _DECIMAL = re.compile(r"^\s*-?\d+[.,]\d{1,4}\s*$")
 _BOOLEAN = frozenset({"true", "false", "yes", "no", "y", "n", "0", "1", "t", "f"})
+_SYMBOL = re.compile(f"[{CURRENCY_SYMBOLS}]")
+_EDGE_CODE = re.compile(r"^\s*-?\s*([A-Za-z]{3})\b|\b([A-Za-z]{3})\s*$")
 REF_SPLIT = re.compile(r"[\s,;|/&+]+")
+MARK_SHARE = 0.9
 
 
 def normalize_key(value: str) -> str:
@@ -61,6 +71,7 @@ class ColumnProfile:
     id_like_share: float
     multi_reference_share: float
     reference_share: float
+    currency_mark: str | None = None
 
     @property
     def fill_share(self) -> float:
@@ -114,11 +125,41 @@ def _profile(name: str, values: list[str], *, prefer_decimal_comma: bool) -> Col
         timestamp_share=ts_share,
         day_month_guessed=guessed,
         currency_share=_share(head, is_currency_code),
-        boolean_share=_share(head, lambda v: v.strip().lower() in _BOOLEAN),
+        boolean_share=_boolean_share(head),
         id_like_share=_share(head, _is_id_like),
         multi_reference_share=_share(head, lambda v: len(reference_tokens(v)) > 1),
         reference_share=_share(head, lambda v: bool(reference_tokens(v))),
+        currency_mark=_currency_mark(head) if fmt is not None else None,
     )
+
+
+def _boolean_share(values: list[str]) -> float:
+    """The share of values that read as booleans, in a column whose every value could be one.
+
+    A column of `0` and `1` is a flag; a column of amounts that are mostly `0` is not.
+    """
+    words = {v.strip().lower() for v in values}
+    return _share(values, lambda v: v.strip().lower() in _BOOLEAN) if words <= _BOOLEAN else 0.0
+
+
+def _currency_mark(values: list[str]) -> str | None:
+    """The one currency symbol or ISO code that (nearly) every value is written with, if any.
+
+    `€89.90`, `-$2.55`, `12,50 €` and `EUR 12.50` carry a mark; a file without a currency column
+    can still say its currency this way.
+    """
+    marks: list[str] = []
+    for value in values:
+        symbol = _SYMBOL.search(value)
+        if symbol:
+            marks.append(symbol.group())
+            continue
+        code = _EDGE_CODE.search(value)
+        if code and is_currency_code(code.group(1) or code.group(2)):
+            marks.append((code.group(1) or code.group(2)).upper())
+    if not values or len(marks) < MARK_SHARE * len(values) or len(set(marks)) != 1:
+        return None
+    return marks[0]
 
 
 def _is_id_like(value: str) -> bool:
@@ -129,3 +170,90 @@ def _share(values: list[str], test: Callable[[str], bool]) -> float:
     if not values:
         return 0.0
     return sum(1 for v in values if test(v)) / len(values)
+
+
+# --- evidence from the sampled rows -------------------------------------------------------------
+
+# Status or type words (folded: lower case, no accents) that say the money moved. Payments in
+# any other state (failed, pending, open, denied, expired, fees, payouts) are not captures.
+SUCCESS_WORDS = frozenset(
+    {
+        "paid",
+        "succeeded",
+        "success",
+        "successful",
+        "captured",
+        "completed",
+        "complete",
+        "settled",
+        "submitted for settlement",
+        "approved",
+        "sale",
+        "bezahlt",
+        "abgeschlossen",
+        "erfolgreich",
+        "paye",
+        "paiement accepte",
+        "accepte",
+        "reussi",
+        "pagado",
+        "completado",
+        "aprobado",
+        "betaald",
+        "voltooid",
+        "geslaagd",
+        "pagato",
+        "completato",
+        "riuscito",
+        "pago",
+        "aprovado",
+        "concluido",
+    }
+)
+
+
+def fold(value: str) -> str:
+    """`value` as words are compared: lower case, no accents, words separated by one space."""
+    text = unicodedata.normalize("NFKD", value.casefold())
+    text = "".join(c for c in text if not unicodedata.combining(c))
+    return " ".join(re.sub(r"[^a-z0-9]+", " ", text).split())
+
+
+def column_values(sample: CsvSample, column: str) -> list[str]:
+    """The sampled values of `column`, in row order."""
+    index = sample.layout.columns.index(column)
+    return [row[index] for row in sample.rows]
+
+
+def success_rows(statuses: list[str]) -> list[int] | None:
+    """The rows whose status says the money moved, or None when no status word says so.
+
+    Used to compare amount columns where they matter: on a failed attempt the amount captured
+    is zero while the amount requested is not, and that difference says nothing.
+    """
+    rows = [i for i, status in enumerate(statuses) if fold(status) in SUCCESS_WORDS]
+    return rows or None
+
+
+def read_amounts(values: list[str], fmt: NumberFormat | None) -> list[Decimal | None]:
+    """Each value as an exact number under `fmt` (None for an empty or unreadable value)."""
+    if fmt is None:
+        return [None] * len(values)
+    return [parse_number(v, fmt) if v.strip() else None for v in values]
+
+
+def same_partition(first: list[str], second: list[str]) -> bool:
+    """Whether two id columns group the rows alike: their values correspond one to one.
+
+    Two such columns (a transaction id and a payment id, say) tell the same rows apart, so it
+    does not matter which one is read as the payment id.
+    """
+    forward: dict[str, str] = {}
+    backward: dict[str, str] = {}
+    for a, b in zip(first, second, strict=True):
+        a, b = a.strip(), b.strip()
+        if not a or not b:
+            return False
+        if forward.setdefault(a, b) != b or backward.setdefault(b, a) != a:
+            return False
+    return True
