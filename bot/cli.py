@@ -251,6 +251,8 @@ def render_outcome(run: Reconciliation, digests: dict[Role, str]) -> str:
         f"{summary.failed_attempts:,} failed attempts ignored); policy {summary.policy_version}",
     ]
     lines.extend(f"  {role.value}: {digest}" for role, digest in digests.items())
+    lines.append("\nEvery row accounted for:")
+    lines.extend(f"  {ledger.line()}" for ledger in summary.ledger)
     lines.append("\nFindings:")
     for total in summary.categories:
         money = ", ".join(f"{c} {a}" for c, a in sorted(total.difference_by_currency.items()))

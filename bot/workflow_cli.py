@@ -16,6 +16,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, TextIO
 
+from agent.data.ledger import ledger_lines
 from agent.data.schema import SCHEMA, Role
 from agent.domain import ApprovalRequest, Approver, Outcome, PauseStatus
 from agent.errors import ApprovalRefusedError, ReconbotError, WorkflowError
@@ -132,6 +133,7 @@ def outcome_document(outcome: Outcome) -> dict[str, Any]:
         "total_findings": sum(outcome.counts.values()),
         "export_digest": outcome.export_digest,
         "export_rows": outcome.export_rows,
+        "ledger": outcome.summary.get("ledger", []),
         "report": outcome.report,
     }
 
@@ -165,6 +167,7 @@ def render_request(request: ApprovalRequest) -> str:
             )
     if request.mapping_digest:
         lines.append(f"  mapping digest {request.mapping_digest}")
+    lines.append(f"  policy {request.policy_version}")
     lines.extend(f"  problem: {p}" for p in request.problems)
     for question in request.clarifications:
         lines.append(f"  question: {question.question}")
@@ -176,8 +179,13 @@ def render_request(request: ApprovalRequest) -> str:
 
 
 def render_outcome(outcome: Outcome) -> str:
-    """An outcome as a person reads it in a terminal."""
-    return f"Outcome of {outcome.investigation_id} (request {outcome.pause_id}):\n{outcome.report}"
+    """An outcome as a person reads it in a terminal, with where every row of each file went."""
+    lines = [f"Outcome of {outcome.investigation_id} (request {outcome.pause_id}):", outcome.report]
+    ledger = ledger_lines(outcome.summary)
+    if ledger:
+        lines.append("Every row accounted for:")
+        lines.extend(f"  {line}" for line in ledger)
+    return "\n".join(lines)
 
 
 def parse_edit(text: str) -> dict[Role, dict[str, str]]:

@@ -25,7 +25,7 @@ def findings_for(
     export: Path, identifier: str, *, limit: int = LOOKUP_LIMIT
 ) -> list[dict[str, Any]]:
     """The findings of an exceptions file that concern an order or payment id, in file order."""
-    key = normalize_key(identifier.lstrip("'"))
+    key = normalize_key(identifier.lstrip("'")).replace("#", "").lower()
     if not key:
         return []
     con = duckdb.connect()

@@ -157,3 +157,14 @@ def account(con: duckdb.DuckDBPyConnection, role: Role, file_name: str, records:
             f"{records:,} data records; nothing is reported from a result that does not add up"
         )
     return ledger
+
+
+def ledger_lines(summary: dict[str, object]) -> list[str]:
+    """The ledger lines of a saved summary (a `Summary` dumped to JSON), one per file.
+
+    Outcomes saved before the ledger existed have none: they give no lines.
+    """
+    saved = summary.get("ledger")
+    if not isinstance(saved, list):
+        return []
+    return [FileLedger.model_validate(item).line() for item in saved]

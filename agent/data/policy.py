@@ -33,6 +33,8 @@ from agent.errors import PolicyError
 logger = logging.getLogger(__name__)
 
 CATEGORY_ORDER = (
+    "unreadable_row",
+    "conflicting_duplicate_order",
     "multi_order_payment",
     "capture_without_order",
     "duplicate_payment_row",
@@ -210,6 +212,18 @@ class Policy(BaseModel):
         refunded_payment = _words_in_text(self.refunded_payment_statuses)
         failed = _words_in_text(self.failed_payment_statuses)
         return {
+            "unreadable_row": (
+                "A row whose required value does not read under the approved mapping: an empty "
+                "or unreadable amount, a currency that is not an ISO 4217 code (or empty with no "
+                "default currency), an empty order or payment id. The row is left out of "
+                "matching and listed with its reason; the payments naming such an order are "
+                "listed with it. Fix the file or the reading and reconcile again."
+            ),
+            "conflicting_duplicate_order": (
+                "The same order id appears on rows with different totals (not line items of one "
+                "order, which repeat the total or leave it empty). Which total is right cannot "
+                "be decided, so the order and the payments naming it are listed for review."
+            ),
             "multi_order_payment": (
                 "One payment's order reference names two or more orders. The orders it names are "
                 "reviewed together with that payment and are not reported again on their own."

@@ -40,8 +40,13 @@ MARK_SHARE = 0.9
 
 
 def normalize_key(value: str) -> str:
-    """An order id or reference as compared across files: no `#`, trimmed, lower case."""
-    return value.replace("#", "").strip().lower()
+    """An order id or reference as compared across files (as `normalize.key_sql` does).
+
+    Surrounding spaces and one leading `#` go, nothing else: case and inner characters are part
+    of the id, so `AB-7` and `ab-7`, or `#10#07` and `1007`, are two ids.
+    """
+    trimmed = value.strip()
+    return trimmed[1:].lstrip() if trimmed.startswith("#") else trimmed
 
 
 def reference_tokens(value: str) -> list[str]:

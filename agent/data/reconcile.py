@@ -33,7 +33,7 @@ from agent.data.schema import Mapping, Role
 MEMORY_LIMIT = "1GB"
 
 # Rows that cannot be read as approved come first: until they are fixed, the rest is partial.
-FINDING_CATEGORIES = ("unreadable_row", "conflicting_duplicate_order", *CATEGORY_ORDER)
+FINDING_CATEGORIES = CATEGORY_ORDER
 
 
 class Evidence(BaseModel):
@@ -180,10 +180,14 @@ class Reconciliation:
         return self._fetch(f"{where} ORDER BY category_rank, sort_row {clause}", params)
 
     def evidence(self, identifier: str) -> list[Finding]:
-        """The findings that concern an order id or a payment id (`#1042`, `1042`, `ch_…`)."""
-        key = normalize_key(identifier)
+        """The findings that concern an order id or a payment id (`#1042`, `1042`, `ch_…`).
+
+        A person's question is matched leniently (any case), unlike the ids between files.
+        """
+        key = normalize_key(identifier).lower()
         return self._fetch(
-            "WHERE list_contains(order_keys, ?) OR list_contains(payment_keys, ?) "
+            "WHERE list_contains(list_transform(order_keys, lambda x: lower(x)), ?) "
+            "OR list_contains(payment_keys, ?) "
             "ORDER BY category_rank, sort_row",
             [key, key],
         )

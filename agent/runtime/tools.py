@@ -205,8 +205,10 @@ def reconcile(tool_context: ToolContext) -> dict[str, Any]:
     Takes no arguments: the mapping is the one a person approved for exactly these files, read
     from the investigation's saved state. Without an approval it refuses and the investigation
     pauses for one (a "blocked_reconcile" request); never retry it in the same turn. On success
-    it returns the count of findings per category, totals per currency, the first findings with
-    their evidence (file, row numbers, ids) and the exceptions file it stored.
+    it returns the count of findings per category, totals per currency, the row ledger of each
+    file (every row matched, in a finding, ignored with a reason or unreadable with a reason:
+    quote it), the first findings with their evidence (file, row numbers, ids) and the
+    exceptions file it stored.
     """
     context = _context(tool_context)
     bound = context.bound
@@ -257,6 +259,7 @@ def reconcile(tool_context: ToolContext) -> dict[str, Any]:
             "orders": summary.orders,
             "payments": summary.payments,
             "failed_attempts": summary.failed_attempts,
+            "row_ledger": [ledger.line() for ledger in summary.ledger],
             "currencies": [c.model_dump(mode="json") for c in summary.currencies],
             "first_findings": top,
             "exceptions_file_rows": job.exported,
@@ -290,10 +293,11 @@ def get_evidence(tool_context: ToolContext, identifier: str) -> dict[str, Any]:
 def explain_policy(tool_context: ToolContext, category: str | None = None) -> dict[str, Any]:
     """Explain in plain words the rule behind a finding category, or every rule.
 
-    `category` is one of: multi_order_payment, capture_without_order, duplicate_payment_row,
-    order_without_capture, currency_mismatch, status_mismatch, duplicate_capture,
-    amount_mismatch, partial_capture, over_capture, capture_outside_window, or "legitimate"
-    for what is not a finding. Leave it empty for all rules. Quote these words when answering.
+    `category` is one of: unreadable_row, conflicting_duplicate_order, multi_order_payment,
+    capture_without_order, duplicate_payment_row, order_without_capture, currency_mismatch,
+    status_mismatch, duplicate_capture, amount_mismatch, partial_capture, over_capture,
+    capture_outside_window, or "legitimate" for what is not a finding. Leave it empty for all
+    rules. Quote these words when answering.
     """
     policy = _context(tool_context).policy
     rules = policy.explanations()

@@ -31,6 +31,7 @@ from slack_sdk.models.blocks import (
 )
 from slack_sdk.models.views import View
 
+from agent.data.ledger import ledger_lines
 from agent.data.schema import SCHEMA, DatasetMapping, Role
 from agent.domain import (
     ApprovalRequest,
@@ -182,7 +183,8 @@ def _coverage(request: ApprovalRequest) -> ContextBlock:
     return _context(
         f"{request.investigation_id} · revision {request.revision} · request {request.pause_id}"
         f" · inputs `{short_digest(request.input_identity)}`{mapping}"
-        f" · policy {request.policy_version} · requested by {mention(request.requested_by)}"
+        f" · policy `{short_digest(request.policy_version)}`"
+        f" · requested by {mention(request.requested_by)}"
         f" · expires {when(request.expires_at)}"
     )
 
@@ -414,6 +416,13 @@ def results_message(outcome: Outcome, user: str) -> Rendered:
                 break
             body += line + "\n"
         blocks.append(_section(text + body))
+    ledger = ledger_lines(summary)
+    if ledger:
+        blocks.append(
+            _section(
+                "*Every row accounted for*\n" + "\n".join(f"• {escape(line)}" for line in ledger)
+            )
+        )
     blocks.append(
         _context(
             f"The exceptions file lists all {outcome.export_rows} rows · mapping "

@@ -38,8 +38,17 @@ def test_demo_inspect_reconcile(tmp_path: Path) -> None:
     assert document["inputs"]["orders"].startswith("sha256:")
     with (tmp_path / "out.csv").open(newline="") as handle:
         rows = list(csv.DictReader(handle))
-    assert len(rows) == sum(truth["findings"].values())
+    findings = [row for row in rows if row["category"] != "ignored"]
+    assert len(findings) == sum(truth["findings"].values())
     assert rows[0]["orders_rows"] or rows[0]["payments_rows"]
+    ledger = {item["role"]: item for item in document["summary"]["ledger"]}
+    assert ledger["orders"]["records"] == truth["order_rows"]
+    assert ledger["payments"]["records"] == truth["payment_rows"]
+    ignored = [row for row in rows if row["category"] == "ignored"]
+    assert ignored and all(row["reason"] for row in ignored)
+    assert len(ignored) == sum(
+        sum(item["ignored"].values()) for item in document["summary"]["ledger"]
+    )
 
 
 def test_bad_input_is_a_message_and_exit_code_2(tmp_path: Path) -> None:
@@ -57,7 +66,8 @@ def test_a_clarification_is_shown_and_exits_2(tmp_path: Path) -> None:
     )
     (tmp_path / "p.csv").write_text(
         "id,Amount,Amount Captured,Currency,order_id\n"
-        + "".join(f"py_{i},{i}.00,{i}.00,USD,{1000 + i}\n" for i in range(1, 9))
+        # Equal columns would be one reading; a partial capture on row 3 makes them two.
+        + "".join(f"py_{i},{i}.00,{1 if i == 3 else i}.00,USD,{1000 + i}\n" for i in range(1, 9))
     )
     result = reconbot("inspect", "o.csv", "p.csv", cwd=tmp_path)
     assert result.returncode == 2
