@@ -201,6 +201,7 @@ def _proposal_document(proposal: Proposal, report: ValidationReport | None) -> d
             "rows": report.rows,
             "errors": report.errors,
             "warnings": report.warnings,
+            "facts": report.facts,
         }
     )
     return document
@@ -235,6 +236,7 @@ def render_proposal(proposal: Proposal, report: ValidationReport | None) -> str:
         lines.append(f"\nQUESTION: {question.question} Choices: {', '.join(question.choices)}")
     if report is not None:
         lines.append("")
+        lines.extend(f"checked: {fact}" for fact in report.facts)
         lines.extend(f"ERROR: {e}" for e in report.errors)
         lines.extend(f"warning: {w}" for w in report.warnings)
         if report.ok:

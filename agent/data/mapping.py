@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict
 from agent.data.currency import CURRENCY_EXPONENTS, is_currency_code
 from agent.data.formats import NumberFormat, parse_number
 from agent.data.ingest import CsvSample
+from agent.data.keys import id_reading_from_answers
 from agent.data.profile import (
     ColumnProfile,
     column_values,
@@ -45,6 +46,7 @@ from agent.data.profile import (
     success_rows,
 )
 from agent.data.schema import (
+    ID_OPTIONS,
     SCHEMA,
     AmountReading,
     DatasetMapping,
@@ -357,7 +359,19 @@ def infer_mapping(
         first, second = second, first
         profiles.reverse()
     role_confidence = min(1.0, abs(straight - crossed) / 0.5)
-    if abs(straight - crossed) < ROLE_MARGIN:
+    if first.layout.columns == second.layout.columns and first.rows == second.rows:
+        clarifications.append(
+            Clarification(
+                role=None,
+                field=None,
+                question=(
+                    "The two files are identical (the same header and rows): upload the orders "
+                    "export and the payments export, one of each, by replacing one of them."
+                ),
+                choices=[],
+            )
+        )
+    elif abs(straight - crossed) < ROLE_MARGIN:
         clarifications.append(
             Clarification(
                 role=None,
@@ -606,7 +620,8 @@ def _dataset_proposal(
     sample, by_name = evidence.sample, evidence.profiles
     choices: list[FieldChoice] = []
     default_currency: str | None = None
-    answered = dict(answers)
+    answered = {k: v for k, v in answers.items() if k not in ID_OPTIONS}
+    ids = id_reading_from_answers(answers, None)
     if "currency" in answered and answered["currency"] not in by_name:
         code = answered.pop("currency").strip().upper()
         if not is_currency_code(code):
@@ -713,6 +728,8 @@ def _dataset_proposal(
     options = _reading_options(sample, by_name, choices, notes)
     if default_currency is not None:
         options = options.model_copy(update={"default_currency": default_currency})
+    if ids is not None:
+        options = options.model_copy(update={"ids": ids})
     return DatasetProposal(
         role=role,
         file_name=sample.layout.file_name,

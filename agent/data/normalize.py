@@ -29,7 +29,7 @@ from agent.data.ingest import (
     layout_from_options,
     read_table,
 )
-from agent.data.schema import SCHEMA, DatasetMapping, Mapping, Role
+from agent.data.schema import SCHEMA, DatasetMapping, IdReading, Mapping, Role
 from agent.errors import UnknownColumnError
 
 REQUIRED_SHARE = 0.99
@@ -153,27 +153,58 @@ def _select_list(role: Role, layout: CsvLayout, mapping: DatasetMapping, *, keep
     return ", ".join(parts)
 
 
-def key_sql(value: str) -> str:
-    """A DuckDB expression: an id as compared across files, as `keys.normalize_key` does.
+def key_sql(value: str, reading: IdReading | None = None) -> str:
+    """A DuckDB expression: an id as compared across files, as `profile.normalize_key` does.
 
     Surrounding spaces and one leading `#` go; nothing else (case and inner characters are part
-    of the id, so `AB-7` and `ab-7`, or `#10#07` and `1007`, stay two ids). Empty becomes NULL.
+    of the id, so `AB-7` and `ab-7`, or `#10#07` and `1007`, stay two ids) unless the approved
+    `reading` says more: a prefix or suffix removed, leading zeros removed. (Its pattern is
+    applied by the callers, before this.) Empty becomes NULL.
     """
     trimmed = sql_trim(value)
-    without_hash = (
+    key = (
         f"CASE WHEN starts_with({trimmed}, '#') THEN ltrim(substr({trimmed}, 2)) ELSE {trimmed} END"
     )
-    return f"NULLIF({without_hash}, '')"
+    if reading is not None and reading.prefix:
+        prefix = _sql_text(reading.prefix)
+        key = (
+            f"(CASE WHEN starts_with({key}, {prefix}) "
+            f"THEN substr({key}, {len(reading.prefix) + 1}) ELSE {key} END)"
+        )
+    if reading is not None and reading.suffix:
+        suffix = _sql_text(reading.suffix)
+        key = (
+            f"(CASE WHEN ends_with({key}, {suffix}) "
+            f"THEN left({key}, length({key}) - {len(reading.suffix)}) ELSE {key} END)"
+        )
+    if reading is not None and reading.strip_zeros:
+        stripped = f"ltrim({key}, '0')"
+        key = f"(CASE WHEN {stripped} = '' AND {key} <> '' THEN '0' ELSE {stripped} END)"
+    return f"NULLIF({key}, '')"
+
+
+def _sql_text(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
 
 
 REFERENCE_SEPARATORS = "[\\s,;|/&+]"
 
 
-def reference_tokens_sql(value: str) -> str:
-    """A DuckDB expression: the distinct order ids a reference names, as `reference_tokens`."""
+def reference_tokens_sql(value: str, reading: IdReading | None = None) -> str:
+    """A DuckDB expression: the distinct order ids a reference names, as `reference_tokens`.
+
+    With a pattern in `reading`, every match's capture is one id; otherwise the reference is
+    split at separators and the parts with a digit are ids.
+    """
+    if reading is not None and reading.pattern:
+        found = f"regexp_extract_all(coalesce({value}, ''), {_sql_text(reading.pattern)}, 1)"
+        return (
+            f"list_distinct(list_filter(list_transform({found}, lambda t: {key_sql('t', reading)}),"
+            " lambda t: t IS NOT NULL))"
+        )
     split = f"string_split_regex(coalesce({value}, ''), '{REFERENCE_SEPARATORS}+')"
     return (
-        f"list_distinct(list_filter(list_transform({split}, lambda t: {key_sql('t')}), "
+        f"list_distinct(list_filter(list_transform({split}, lambda t: {key_sql('t', reading)}), "
         "lambda t: t IS NOT NULL AND regexp_matches(t, '[0-9]')))"
     )
 
@@ -199,13 +230,21 @@ def _derived_columns(role: Role, mapping: DatasetMapping) -> str:
     default_sql = "NULL" if default is None else "'" + default.upper().replace("'", "''") + "'"
     code = "currency" if default is None else f"coalesce(currency, {default_sql})"
     columns = [f"{code} AS currency_code"]
+    reading = mapping.options.ids
+    pattern = _sql_text(reading.pattern) if reading is not None and reading.pattern else None
     if role is Role.ORDERS:
-        columns.append(f"{key_sql('order_id')} AS order_key")
+        source = "order_id" if pattern is None else f"regexp_extract(order_id, {pattern}, 1)"
+        columns.append(f"{key_sql(source, reading)} AS order_key")
+    elif pattern is not None:
+        # A pattern was approved: its matches are the ids (a person opted in to the cost).
+        columns.append(f"len(regexp_extract_all(order_id, {pattern}, 1)) > 1 AS several_refs")
+        first = f"regexp_extract(order_id, {pattern}, 1)"
+        columns.append(f"{key_sql(first, reading)} AS ref_key")
     else:
         # A reference naming several orders is split into its tokens later, by the engine,
         # for those rows only: list functions on every row would double the read time.
         columns.append(f"regexp_matches(order_id, '{REFERENCE_SEPARATORS}') AS several_refs")
-        columns.append(f"{key_sql('order_id')} AS ref_key")
+        columns.append(f"{key_sql('order_id', reading)} AS ref_key")
     return ", ".join(columns)
 
 
@@ -235,6 +274,7 @@ class ValidationReport:
     checks: list[FieldCheck] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    facts: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -342,4 +382,5 @@ def merge(first: ValidationReport, second: ValidationReport) -> ValidationReport
         checks=[*first.checks, *second.checks],
         errors=[*first.errors, *second.errors],
         warnings=[*first.warnings, *second.warnings],
+        facts=[*first.facts, *second.facts],
     )

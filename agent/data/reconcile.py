@@ -17,6 +17,7 @@ import duckdb
 from pydantic import BaseModel, ConfigDict
 
 from agent.data.formats import known_currency_sql
+from agent.data.gates import check_reading
 from agent.data.ledger import FileLedger, account, build_ledger_rows
 from agent.data.normalize import (
     ValidationReport,
@@ -259,10 +260,20 @@ def load_and_validate(
     mapping: Mapping,
     workdir: Path | None = None,
 ) -> ValidationReport:
-    """Read both files into `con` under `mapping` and check every mapped field on every row."""
-    load_both(con, files, mapping, workdir, keep_raw=True)
+    """Read both files into `con` under `mapping` and check every mapped field on every row.
+
+    Then the gates: a reading under which the files do not meet (few references name an order,
+    an order id column that names no single order) is an error with the likely fix. The report's
+    facts (rows per file, how many references name an order) are shown on the request.
+    """
+    layouts = load_both(con, files, mapping, workdir, keep_raw=True)
     first, second = (validate(con, role, files[role][1], mapping.for_role(role)) for role in Role)
-    return merge(first, second)
+    report = merge(first, second)
+    facts = [f"{files[role][1]}: {layouts[role].records:,} rows read" for role in Role]
+    gates = check_reading(con, {role: files[role][1] for role in Role}, mapping)
+    report = merge(report, gates)
+    report.facts[:0] = facts
+    return report
 
 
 def reconcile(
@@ -310,6 +321,7 @@ def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy)
         for options in (mapping.orders.options, mapping.payments.options)
         for name, reading in options.amounts.items()
     }
+    ids = mapping.payments.options.ids
     units.setdefault("order_amount", "major")
     units.setdefault("captured_amount", "major")
     units.setdefault("refunded_amount", units["captured_amount"])
@@ -423,10 +435,10 @@ def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy)
            p.captured_at, p.refunded_status,
            CASE WHEN p.refs = 1 THEN f.r END AS order_r
     FROM (SELECT rowid AS r, payment_id,
-                 CASE WHEN several_refs THEN {reference_tokens_sql("order_id")}[1]
+                 CASE WHEN several_refs THEN {reference_tokens_sql("order_id", ids)}[1]
                       ELSE ref_key END AS ref_key,
                  CASE WHEN order_id IS NULL THEN 0
-                      WHEN several_refs THEN len({reference_tokens_sql("order_id")})
+                      WHEN several_refs THEN len({reference_tokens_sql("order_id", ids)})
                       ELSE 1 END AS refs,
                  currency_code AS currency, captured_amount,
                  refunded_amount, epoch_us(captured_at) AS captured_at,
@@ -500,7 +512,7 @@ def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy)
     -- Payments naming several orders, and the orders they name.
     CREATE OR REPLACE TABLE multi_links AS
     SELECT p.r AS payment_r, f.r AS order_r
-    FROM (SELECT rowid AS r, unnest({reference_tokens_sql("order_id")}) AS token
+    FROM (SELECT rowid AS r, unnest({reference_tokens_sql("order_id", ids)}) AS token
           FROM payments_rows WHERE rowid IN (SELECT r FROM payments WHERE refs > 1)) p
     JOIN order_first f ON f.order_key = p.token;
 

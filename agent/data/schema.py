@@ -7,11 +7,12 @@ canonical form (`canonical()`) has no floats and feeds the mapping digest.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 
 
 class Role(StrEnum):
@@ -461,6 +462,55 @@ class TimestampReading(BaseModel):
     timezone: str | None = None
 
 
+class IdReading(BaseModel):
+    """How to read the ids that join the files (orders.order_id, payments.order_id).
+
+    Applied in this order: `pattern` (a regular expression with exactly one capture group: the
+    id is what it captures, every match is one id, e.g. `#(\\d+)` in "Order #1042 - 2 items"),
+    then the usual leading `#` and spaces, then `prefix` and `suffix` (removed where present,
+    e.g. `WC-`), then leading zeros when `strip_zeros`.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    pattern: str | None = None
+    prefix: str = ""
+    suffix: str = ""
+    strip_zeros: bool = False
+
+    @field_validator("pattern")
+    @classmethod
+    def _one_group(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        try:
+            groups = re.compile(value).groups
+        except re.error as error:
+            raise ValueError(
+                f"the pattern {value!r} is not a regular expression ({error})"
+            ) from None
+        if groups != 1:
+            raise ValueError(
+                f"the pattern {value!r} must have exactly one capture group (…); it has {groups}"
+            )
+        return value
+
+    @property
+    def is_plain(self) -> bool:
+        """True when ids are read as they are written (only `#` and spaces removed)."""
+        return self == IdReading()
+
+
+# Reading options a person can set by name in an edit (`payments.id_pattern=#(\d+)`), with what
+# each one does, for help texts and error messages.
+ID_OPTIONS: dict[str, str] = {
+    "id_pattern": "a regular expression with one capture group; the id is what it captures",
+    "id_prefix": "text removed from the start of each id where present (e.g. WC-)",
+    "id_suffix": "text removed from the end of each id where present",
+    "id_strip_zeros": "yes to remove leading zeros from each id (00042 -> 42)",
+}
+
+
 class ReadingOptions(BaseModel):
     """Everything about reading one file that changes the results."""
 
@@ -472,6 +522,7 @@ class ReadingOptions(BaseModel):
     default_currency: str | None = None
     amounts: dict[str, AmountReading] = {}
     timestamps: dict[str, TimestampReading] = {}
+    ids: IdReading | None = None
 
 
 class DatasetMapping(BaseModel):
@@ -496,5 +547,13 @@ class Mapping(BaseModel):
         return self.orders if role is Role.ORDERS else self.payments
 
     def canonical(self) -> dict[str, Any]:
-        """A JSON-ready form with sorted keys and no floats: the input of the mapping digest."""
-        return self.model_dump(mode="json")
+        """A JSON-ready form with sorted keys and no floats: the input of the mapping digest.
+
+        Options added later (`ids`) appear only when set, so the digest of a mapping that does
+        not use them is what it was before they existed.
+        """
+        data = self.model_dump(mode="json")
+        for role in ("orders", "payments"):
+            if data[role]["options"].get("ids") is None:
+                data[role]["options"].pop("ids", None)
+        return data

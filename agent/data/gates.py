@@ -1,0 +1,213 @@
+"""Validation gates: a reading under which the files do not meet is a question, not a confirmation.
+
+Checked on the whole loaded files (after `normalize.load_dataset`), these are facts about the
+reading, never reconciliation figures: how many payment references name an order, and whether
+the order id column really names one order per id. When (almost) nothing meets, the gate says
+what it saw and proposes the likely fix as an edit a person can make (a prefix or suffix on one
+side, the reference inside free text, leading zeros).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+import duckdb
+
+from agent.data.keys import order_key, reference_keys
+from agent.data.normalize import ValidationReport, reference_tokens_sql
+from agent.data.schema import IdReading, Mapping, Role
+
+MIN_MATCH_SHARE = 0.5
+MAX_CONFLICT_SHARE = 0.1
+MAX_ROWS_PER_ORDER = 20
+SAMPLE_REFERENCES = 2_000
+SAMPLE_KEYS = 200_000
+
+_LEADING = re.compile(r"^([^\d]+)\d")
+_TRAILING = re.compile(r"\d([^\d]+)$")
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A change to the reading that makes more references name an order, as an edit."""
+
+    role: Role
+    reading: IdReading
+    share: float
+
+    def edit(self) -> str:
+        """The edit a person types (`edit payments.id_prefix=WC-`)."""
+        changed = self.reading.model_dump(exclude_defaults=True)
+        parts = []
+        for name, value in changed.items():
+            shown = "yes" if value is True else str(value)
+            parts.append(f"{self.role.value}.id_{name}={shown}")
+        return " ".join(parts)
+
+
+def check_reading(
+    con: duckdb.DuckDBPyConnection, names: dict[Role, str], mapping: Mapping
+) -> ValidationReport:
+    """The gates' facts and errors for two loaded files (`orders_rows`, `payments_rows`)."""
+    report = ValidationReport()
+    _check_order_ids(con, names[Role.ORDERS], mapping, report)
+    _check_references(con, names, mapping, report)
+    return report
+
+
+def _check_order_ids(
+    con: duckdb.DuckDBPyConnection, name: str, mapping: Mapping, report: ValidationReport
+) -> None:
+    column = mapping.orders.columns.get("order_id")
+    row = con.execute(
+        """
+        WITH per_key AS (
+            SELECT order_key, count(*) AS n, count(DISTINCT order_amount) AS totals
+            FROM orders_rows WHERE order_key IS NOT NULL AND order_amount_filled GROUP BY 1
+        )
+        SELECT count(*), coalesce(sum(n), 0), count(*) FILTER (WHERE totals > 1) FROM per_key
+        """
+    ).fetchone()
+    assert row is not None
+    keys, rows, conflicting = (int(v) for v in row)
+    if not keys:
+        return
+    report.facts.append(f"{name}: {keys:,} order ids on {rows:,} rows with a total")
+    many_rows = rows >= 100 and rows / keys > MAX_ROWS_PER_ORDER
+    conflicts = conflicting > 5 and conflicting / keys > MAX_CONFLICT_SHARE
+    if many_rows or conflicts:
+        why = (
+            f"{conflicting:,} of its {keys:,} ids carry different totals on different rows"
+            if conflicts
+            else f"it has only {keys:,} different values on {rows:,} rows with a total"
+        )
+        report.errors.append(
+            f'{name}: column "{column}" does not look like the order id: {why}. '
+            "An order id names one order; choose the column that holds each order's own id "
+            "(edit orders.order_id=COLUMN)."
+        )
+
+
+def _check_references(
+    con: duckdb.DuckDBPyConnection,
+    names: dict[Role, str],
+    mapping: Mapping,
+    report: ValidationReport,
+) -> None:
+    ids = mapping.payments.options.ids
+    tokens = reference_tokens_sql("order_id", ids)
+    row = con.execute(
+        f"""
+        WITH keys AS (SELECT DISTINCT order_key FROM orders_rows WHERE order_key IS NOT NULL),
+        refs AS (SELECT rowid AS r, ref_key, several_refs, order_id FROM payments_rows
+                 WHERE order_id IS NOT NULL)
+        SELECT (SELECT count(*) FROM refs),
+               (SELECT count(*) FROM refs WHERE NOT coalesce(several_refs, false)
+                  AND ref_key IN (SELECT order_key FROM keys))
+             + (SELECT count(*) FROM (
+                    SELECT x.r FROM (SELECT r, unnest({tokens}) AS t FROM refs
+                                     WHERE several_refs) x
+                    LEFT JOIN keys k ON k.order_key = x.t
+                    GROUP BY x.r HAVING bool_and(k.order_key IS NOT NULL)))
+        """
+    ).fetchone()
+    assert row is not None
+    total, named = int(row[0]), int(row[1])
+    if not total:
+        return
+    orders_name, payments_name = names[Role.ORDERS], names[Role.PAYMENTS]
+    fact = (
+        f"{named:,} of {total:,} payment references in {payments_name} "
+        f"name an order in {orders_name}"
+    )
+    report.facts.append(fact)
+    if named / total >= MIN_MATCH_SHARE:
+        return
+    message = (
+        f"Under this reading {fact}: the files do not meet, so reconciling would report "
+        "nearly every order and payment as unmatched."
+    )
+    fix = _likely_fix(con, mapping, named / total)
+    if fix is not None:
+        message += (
+            f" Likely fix: edit {fix.edit()} (then {fix.share:.0%} of sampled references "
+            "name an order)."
+        )
+    else:
+        message += (
+            " Check that payments.order_id is the column holding the order reference and "
+            "orders.order_id the order's own id, or give the reference's pattern "
+            "(edit payments.id_pattern=REGEX with one capture group)."
+        )
+    report.errors.append(message)
+
+
+def _likely_fix(con: duckdb.DuckDBPyConnection, mapping: Mapping, current: float) -> Fix | None:
+    """The id reading, on one side, under which most sampled references name an order."""
+    raw_refs = [
+        str(r[0])
+        for r in con.execute(
+            f"SELECT order_id FROM payments_rows WHERE order_id IS NOT NULL "
+            f"USING SAMPLE {SAMPLE_REFERENCES} ROWS"
+        ).fetchall()
+    ]
+    raw_keys = [
+        str(r[0])
+        for r in con.execute(
+            f"SELECT DISTINCT order_id FROM orders_rows WHERE order_id IS NOT NULL "
+            f"LIMIT {SAMPLE_KEYS}"
+        ).fetchall()
+    ]
+    if not raw_refs or not raw_keys:
+        return None
+    pay_base = mapping.payments.options.ids or IdReading()
+    ord_base = mapping.orders.options.ids or IdReading()
+    candidates: list[tuple[Role, IdReading]] = []
+    for role, values, base in (
+        (Role.PAYMENTS, raw_refs, pay_base),
+        (Role.ORDERS, raw_keys, ord_base),
+    ):
+        stripped = [v.strip().lstrip("#").strip() for v in values]
+        for regex, option in ((_LEADING, "prefix"), (_TRAILING, "suffix")):
+            common = _most_common(regex, stripped)
+            if common:
+                candidates.append((role, base.model_copy(update={option: common})))
+        candidates.append((role, base.model_copy(update={"strip_zeros": True})))
+    for pattern in (r"#\s*(\d+)", r"(\d{3,})"):
+        candidates.append((Role.PAYMENTS, pay_base.model_copy(update={"pattern": pattern})))
+    best: Fix | None = None
+    for role, reading in candidates:
+        pay = reading if role is Role.PAYMENTS else pay_base
+        ords = reading if role is Role.ORDERS else ord_base
+        keys = {order_key(v, ords) for v in raw_keys}
+        keys.discard("")
+        share = _named_share(raw_refs, keys, pay)
+        if share >= MIN_MATCH_SHARE and share > current and (best is None or share > best.share):
+            best = Fix(role, reading, share)
+    both = IdReading(strip_zeros=True)
+    if best is None:
+        share = _named_share(raw_refs, {order_key(v, both) for v in raw_keys}, both)
+        if share >= MIN_MATCH_SHARE:
+            return Fix(Role.PAYMENTS, both, share)
+    return best
+
+
+def _named_share(references: list[str], keys: set[str], reading: IdReading) -> float:
+    """The share of references every id of which names an order (as the SQL gate counts)."""
+    named = 0
+    for value in references:
+        found = reference_keys(value, reading)
+        if found and all(k in keys for k in found):
+            named += 1
+    return named / len(references)
+
+
+def _most_common(regex: re.Pattern[str], values: list[str]) -> str | None:
+    """The non-digit prefix (or suffix) that most values share, if at least half of them do."""
+    found = Counter(m.group(1) for v in values if (m := regex.search(v)))
+    if not found:
+        return None
+    text, count = found.most_common(1)[0]
+    return text if count * 2 >= len(values) else None

@@ -1,0 +1,142 @@
+"""Readings that match nothing are questions with the likely fix, and the fix is answerable.
+
+Each case infers a mapping as the bot would, validates it over the whole files, and checks that
+the problem names what it saw and the edit that fixes it; then applies that edit (as answers,
+the way `edit` and `validate_mapping` pass them) and checks that the files now meet.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agent.data.ingest import inspect_csv
+from agent.data.mapping import infer_mapping
+from agent.data.normalize import ValidationReport
+from agent.data.pipeline import run_job
+from agent.data.policy import Policy
+from agent.data.reconcile import connect, load_and_validate
+from agent.data.schema import Mapping, Role
+
+N = 40
+
+
+def _files(tmp_path: Path, order_ids: list[str], references: list[str]) -> dict[Role, Path]:
+    orders = tmp_path / "orders.csv"
+    orders.write_text(
+        "order_id,total,currency\n"
+        + "".join(f"{oid},{10 + i}.00,EUR\n" for i, oid in enumerate(order_ids))
+    )
+    payments = tmp_path / "payments.csv"
+    payments.write_text(
+        "payment_id,reference,amount,currency\n"
+        + "".join(f'ch_{i},"{ref}",{10 + i}.00,EUR\n' for i, ref in enumerate(references))
+    )
+    return {Role.ORDERS: orders, Role.PAYMENTS: payments}
+
+
+def _validate(
+    paths: dict[Role, Path], answers: dict[Role, dict[str, str]] | None = None
+) -> tuple[Mapping, ValidationReport]:
+    proposal = infer_mapping(
+        *(inspect_csv(paths[role], paths[role].name, max_bytes=1 << 20) for role in Role),
+        answers=answers,
+    )
+    mapping = proposal.mapping
+    assert mapping is not None, proposal.clarifications
+    files = {role: (paths[role], paths[role].name) for role in Role}
+    return mapping, load_and_validate(connect(), files, mapping)
+
+
+@pytest.mark.parametrize(
+    ("order_ids", "references", "edit", "answers"),
+    [
+        (
+            [f"WC-{5100 + i}" for i in range(N)],
+            [str(5100 + i) for i in range(N)],
+            "orders.id_prefix=WC-",
+            {Role.ORDERS: {"id_prefix": "WC-"}},
+        ),
+        (
+            [str(1000 + i) for i in range(N)],
+            [f"Order #{1000 + i} - {1 + i % 3} items" for i in range(N)],
+            "payments.id_pattern=#\\s*(\\d+)",
+            {Role.PAYMENTS: {"id_pattern": r"#\s*(\d+)"}},
+        ),
+        (
+            [str(1000 + i) for i in range(N)],
+            [f"00{1000 + i}" for i in range(N)],
+            "id_strip_zeros=yes",
+            {Role.PAYMENTS: {"id_strip_zeros": "yes"}},
+        ),
+    ],
+    ids=["prefix-on-orders", "reference-in-free-text", "leading-zeros"],
+)
+def test_a_reading_that_matches_nothing_asks_with_the_likely_fix(
+    tmp_path: Path,
+    order_ids: list[str],
+    references: list[str],
+    edit: str,
+    answers: dict[Role, dict[str, str]],
+) -> None:
+    paths = _files(tmp_path, order_ids, references)
+    _, report = _validate(paths)
+    assert not report.ok
+    [problem] = [e for e in report.errors if "name an order" in e]
+    assert f"of {N} payment references in payments.csv name an order" in problem
+    assert edit in problem
+    assert f"orders.csv: {N} rows read" in report.facts
+
+    mapping, fixed = _validate(paths, answers)
+    assert fixed.ok, fixed.errors
+    assert f"{N} of {N} payment references in payments.csv name an order in orders.csv" in (
+        fixed.facts
+    )
+    files = {role: (paths[role], paths[role].name) for role in Role}
+    result = run_job(files, mapping, Policy(), tmp_path / "x.csv")
+    summary = result.reconciliation.summary()
+    assert summary.total_findings == 0
+    assert [ledger.matched for ledger in summary.ledger] == [N, N]
+
+
+def test_the_id_reading_is_part_of_the_mapping_digest(tmp_path: Path) -> None:
+    paths = _files(tmp_path, [f"WC-{i}" for i in range(N)], [str(i) for i in range(N)])
+    plain, _ = _validate(paths)
+    edited, _ = _validate(paths, {Role.ORDERS: {"id_prefix": "WC-"}})
+    assert "ids" not in plain.canonical()["orders"]["options"]
+    assert edited.canonical()["orders"]["options"]["ids"]["prefix"] == "WC-"
+    assert plain.canonical() != edited.canonical()
+
+
+def test_a_pattern_without_one_capture_group_is_a_clear_error(tmp_path: Path) -> None:
+    paths = _files(tmp_path, ["1"], ["1"])
+    with pytest.raises(Exception, match="exactly one capture group"):
+        _validate(paths, {Role.PAYMENTS: {"id_pattern": r"#\d+"}})
+
+
+def test_ten_thousand_rows_of_one_order_id_are_not_an_order_id(tmp_path: Path) -> None:
+    orders = tmp_path / "orders.csv"
+    orders.write_text(
+        "store,order_no,total,currency\n"
+        + "".join(f"shop1,{7000 + i},{5 + i % 50}.00,USD\n" for i in range(10_000))
+    )
+    payments = tmp_path / "payments.csv"
+    payments.write_text(
+        "payment_id,order,amount,currency\n"
+        + "".join(f"ch_{i},{7000 + i},{5 + i % 50}.00,USD\n" for i in range(200))
+    )
+    paths = {Role.ORDERS: orders, Role.PAYMENTS: payments}
+    _, report = _validate(paths, {Role.ORDERS: {"order_id": "store"}})
+    assert any('column "store" does not look like the order id' in e for e in report.errors)
+    _, fixed = _validate(paths, {Role.ORDERS: {"order_id": "order_no"}})
+    assert fixed.ok, fixed.errors
+
+
+def test_the_same_file_twice_is_said_to_be_identical(tmp_path: Path) -> None:
+    paths = _files(tmp_path, [str(i) for i in range(N)], [str(i) for i in range(N)])
+    sample = inspect_csv(paths[Role.ORDERS], "a.csv", max_bytes=1 << 20)
+    proposal = infer_mapping(sample, sample)
+    [question] = [c for c in proposal.clarifications if c.field is None]
+    assert "identical" in question.question
+    assert "look alike" not in question.question
