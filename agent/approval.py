@@ -9,6 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from agent.domain import (
+    ApprovalRequest,
     Approver,
     ApproverPolicy,
     PauseState,
@@ -67,18 +68,42 @@ def who_may_approve(policy: ApproverPolicy, requested_by: str) -> str:
     return who
 
 
+def short_version(version: str) -> str:
+    """`sha256:1a2b3c4d5e6f` from a policy version, as people see it next to a request."""
+    return version[:19]
+
+
+def check_policy(request: ApprovalRequest, current_policy_version: str) -> None:
+    """Raise `POLICY_CHANGED` unless `request` was made under the policy now in force.
+
+    The policy version is part of what an approval covers (DESIGN §3): an approval given under
+    one set of rules must not run a reconciliation under another. Used by the guard and by the
+    recovery of an interrupted approval.
+    """
+    if request.policy_version != current_policy_version:
+        raise ApprovalRefusedError(
+            RefusalReason.POLICY_CHANGED,
+            "The reconciliation policy changed since this request was made (it was made under "
+            f"policy {short_version(request.policy_version)}; the policy now in force is "
+            f"{short_version(current_policy_version)}). Nothing was run: a new request is "
+            "needed, made under the current policy (investigate again).",
+        )
+
+
 def check_confirmation(
     state: PauseState,
     *,
     submitted_identity: str,
     approver: Approver,
     current_input_identity: str | None,
+    current_policy_version: str,
     now: datetime,
 ) -> None:
     """Raise `ApprovalRefusedError` unless confirming `state` with these facts may proceed.
 
-    Order: status, expiry, authorization identity, approver, current inputs, mapping.
-    A `failed` pause (its resumed phase errored) may be confirmed again: that is the retry.
+    Order: status, expiry, authorization identity, approver, policy in force, current inputs,
+    mapping. A `failed` pause (its resumed phase errored) may be confirmed again: that is the
+    retry, refused like any other once the policy has changed.
     """
     refusal = refusal_for_status(state)
     if refusal is not None:
@@ -99,6 +124,7 @@ def check_confirmation(
             f"{approver.user} may not approve this request. Who may: "
             f"{who_may_approve(request.approver_policy, request.requested_by)}.",
         )
+    check_policy(request, current_policy_version)
     if current_input_identity != request.input_identity:
         raise ApprovalRefusedError(
             RefusalReason.STALE_INPUT,

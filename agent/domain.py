@@ -52,8 +52,9 @@ class InvestigationStatus(StrEnum):
 class RefusalReason(StrEnum):
     """Stable codes of the guard's refusals; shown to people in words, kept in the audit log.
 
-    `NOT_APPROVABLE` is not in DESIGN §4: a clarification has no complete mapping, so it can be
-    answered (an edit) but not approved.
+    Two are not in DESIGN §4: `NOT_APPROVABLE` (a clarification has no complete mapping, so it
+    can be answered, an edit, but not approved) and `POLICY_CHANGED` (the request was made under
+    another policy version than the one now in force; a new request is needed).
     """
 
     UNKNOWN_PAUSE = "UNKNOWN_PAUSE"
@@ -67,6 +68,7 @@ class RefusalReason(StrEnum):
     STALE_INPUT = "STALE_INPUT"
     MAPPING_MISMATCH = "MAPPING_MISMATCH"
     NOT_APPROVABLE = "NOT_APPROVABLE"
+    POLICY_CHANGED = "POLICY_CHANGED"
 
 
 class DatasetRef(BaseModel):

@@ -22,7 +22,13 @@ from typing import Any, BinaryIO
 
 from strands.models import Model
 
-from agent.approval import check_confirmation, may_approve, refusal_for_status, who_may_approve
+from agent.approval import (
+    check_confirmation,
+    check_policy,
+    may_approve,
+    refusal_for_status,
+    who_may_approve,
+)
 from agent.data.ingest import inspect_csv
 from agent.data.mapping import Proposal, assign_roles, role_of
 from agent.data.normalize import ValidationReport
@@ -306,13 +312,18 @@ class InvestigationService:
         self, investigation_id: str, *, actor: str, progress: Progress | None = None
     ) -> ApprovalRequest:
         """Run the inspection of the current revision again, after a failed attempt (the
-        model was busy or timed out). Refused when a request for it is already pending."""
+        model was busy or timed out), or for a new request after the policy changed. Refused
+        when a request for it made under the policy now in force is already pending."""
         investigation = self._investigation(investigation_id)
         revision = self.repo.revisions(investigation_id)[-1]
         if not revision.complete:
             raise WorkflowError("This investigation still needs its other file.")
         pending = self.pending_request(investigation_id)
-        if pending is not None and pending.revision == revision.number:
+        if (
+            pending is not None
+            and pending.revision == revision.number
+            and pending.policy_version == self.settings.policy.version
+        ):
             raise WorkflowError(
                 f"Revision {revision.number} already has a request waiting for a decision "
                 f"({pending.pause_id})."
@@ -574,6 +585,7 @@ class InvestigationService:
                 submitted_identity=authorization,
                 approver=approver,
                 current_input_identity=revision.input_identity,
+                current_policy_version=self.settings.policy.version,
                 now=self.clock.now(),
             )
         except ApprovalRefusedError as error:
@@ -618,6 +630,7 @@ class InvestigationService:
             mapping_digest=request.mapping_digest,
             input_identity=request.input_identity,
             files={ref.role: ref for ref in request.files},
+            policy_version=request.policy_version,
         )
         try:
             report = self._invoke(
@@ -655,13 +668,18 @@ class InvestigationService:
             )
         return outcome
 
-    def _fail(self, investigation_id: str, pause_id: str) -> None:
+    def _fail(
+        self,
+        investigation_id: str,
+        pause_id: str,
+        reason: str = "the resumed phase failed; approve again to retry",
+    ) -> None:
         if self.repo.transition_pause(
             pause_id,
             from_statuses=(PauseStatus.CLAIMED,),
             to=PauseStatus.FAILED,
             actor=SYSTEM_ACTOR,
-            reason="the resumed phase failed; approve again to retry",
+            reason=reason,
         ):
             self.repo.set_investigation_status(
                 investigation_id, InvestigationStatus.FAILED, actor=SYSTEM_ACTOR
@@ -855,7 +873,10 @@ class InvestigationService:
 
         A claim is taken over when its lease ran out, or when its owner was a process of this
         host that no longer runs. The recorded approval is re-run once under the same pause; a
-        claim that was already retried is marked failed, with a retry offered.
+        claim that was already retried is marked failed, with a retry offered. A claim whose
+        request was made under another policy version than the one now in force is not re-run:
+        it is marked failed with `POLICY_CHANGED` (recorded as a refused decision), and a new
+        request is needed.
         """
         recovered = []
         now = self.clock.now()
@@ -868,6 +889,14 @@ class InvestigationService:
             state = self.repo.get_pause(pause_id)
             assert state is not None
             investigation_id = state.request.investigation_id
+            try:
+                check_policy(state.request, self.settings.policy.version)
+            except ApprovalRefusedError as error:
+                logger.warning("pause=%s | not re-run: %s", pause_id, error)
+                self._refuse(state, pause_id, "resume", SYSTEM_ACTOR, error)
+                self._fail(investigation_id, pause_id, reason=str(error))
+                recovered.append(pause_id)
+                continue
             if attempts >= MAX_RECOVERY_ATTEMPTS:
                 self._fail(investigation_id, pause_id)
                 recovered.append(pause_id)

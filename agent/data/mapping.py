@@ -46,7 +46,7 @@ from agent.data.profile import (
     success_rows,
 )
 from agent.data.schema import (
-    ID_OPTIONS,
+    READING_OPTIONS,
     SCHEMA,
     AmountReading,
     DatasetMapping,
@@ -620,7 +620,7 @@ def _dataset_proposal(
     sample, by_name = evidence.sample, evidence.profiles
     choices: list[FieldChoice] = []
     default_currency: str | None = None
-    answered = {k: v for k, v in answers.items() if k not in ID_OPTIONS}
+    answered = {k: v for k, v in answers.items() if k not in READING_OPTIONS}
     ids = id_reading_from_answers(answers, None)
     if "currency" in answered and answered["currency"] not in by_name:
         code = answered.pop("currency").strip().upper()

@@ -511,6 +511,11 @@ ID_OPTIONS: dict[str, str] = {
 }
 
 
+# Every reading option a person can set by name in an edit (`ROLE.OPTION=VALUE`), beside the
+# canonical fields (`ROLE.FIELD=COLUMN`); the edit parsers and the guard accept exactly these.
+READING_OPTIONS: dict[str, str] = {**ID_OPTIONS}
+
+
 class ReadingOptions(BaseModel):
     """Everything about reading one file that changes the results."""
 

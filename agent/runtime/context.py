@@ -24,13 +24,15 @@ STATE_KEY = "reconbot"
 
 @dataclass(frozen=True)
 class BoundContext:
-    """A confirmed approval: the only mapping the reconcile tool will use, and for which inputs."""
+    """A confirmed approval: the only mapping the reconcile tool will use, for which inputs, and
+    under which policy version (the request's; the tool refuses if `context.policy` differs)."""
 
     pause_id: str
     mapping: Mapping
     mapping_digest: str
     input_identity: str
     files: dict[Role, DatasetRef]
+    policy_version: str
 
 
 @dataclass

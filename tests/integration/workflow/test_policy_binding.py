@@ -8,15 +8,17 @@ approved into a reconciliation under other rules.
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
 from agent.data.policy import Policy, load_policy
-from agent.domain import ApprovalRequest, Approver, PauseKind, PauseStatus
+from agent.domain import ApprovalRequest, Approver, PauseKind, PauseStatus, RefusalReason
 from agent.errors import ApprovalRefusedError
 from agent.identity import authorization_identity
 from agent.models.offline import OfflineModel
+from agent.ports import Claim
 from agent.workflow import InvestigationService
 
 from .conftest import Demo, World, uploads
@@ -85,13 +87,6 @@ def test_the_same_rules_from_a_file_still_approve_a_request_made_under_the_defau
     assert outcome.summary["policy_version"] == request.policy_version
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=pytest.fail.Exception,  # today the approval goes through: DID NOT RAISE
-    reason="the guard compares the submitted identity with the saved one only; it does not "
-    "check the saved request's policy_version against the policy now in force "
-    "(agent/approval.py check_confirmation, agent/workflow.py confirm)",
-)
 def test_a_pending_approval_is_refused_after_the_policy_changes(
     world: World, demo: Demo, tmp_path: Path
 ) -> None:
@@ -101,12 +96,84 @@ def test_a_pending_approval_is_refused_after_the_policy_changes(
     after_restart = _service_with(world, changed)
 
     # Refused with a reason that says the rules changed (IDENTITY_MISMATCH, or a code of its own).
-    with pytest.raises(ApprovalRefusedError, match=r"(?i)polic"):
+    with pytest.raises(ApprovalRefusedError, match=r"(?i)polic") as refused:
         after_restart.confirm(request.pause_id, request.authorization_identity, BOB)
+    assert refused.value.reason == RefusalReason.POLICY_CHANGED
+    words = str(refused.value)
+    assert "new request" in words
+    assert request.policy_version[:19] in words and changed.version[:19] in words
     assert world.repo.get_outcome(request.investigation_id) is None
     state = world.repo.get_pause(request.pause_id)
     assert state is not None
     assert state.status is not PauseStatus.CONSUMED
+    refusals = [d.refusal for d in world.repo.decisions(request.investigation_id)]
+    assert refusals == [RefusalReason.POLICY_CHANGED]
+
+    # The way on: a new request for the same revision, made under the policy now in force.
+    fresh = after_restart.investigate_again(request.investigation_id, actor="a")
+    assert fresh.policy_version == changed.version
+    assert world.repo.get_pause(request.pause_id).status is PauseStatus.SUPERSEDED  # type: ignore[union-attr]
+    outcome = after_restart.confirm(fresh.pause_id, fresh.authorization_identity, BOB)
+    assert outcome.summary["policy_version"] == changed.version
+    assert world.repo.verify_audit()[1] is None
+
+
+def _crash_after_claim(world: World, request: ApprovalRequest) -> None:
+    """As if the process that approved `request` died mid-resume: claimed, lease run out."""
+    gone = Claim("elsewhere:1:dead", world.clock.now() - timedelta(seconds=1))
+    claimed = world.repo.transition_pause(
+        request.pause_id,
+        from_statuses=(PauseStatus.PENDING,),
+        to=PauseStatus.CLAIMED,
+        actor=BOB.user,
+        claim=gone,
+    )
+    assert claimed
+
+
+def test_an_interrupted_approval_is_not_re_run_under_a_changed_policy(
+    world: World, demo: Demo, tmp_path: Path
+) -> None:
+    request = world.service.start(uploads(demo.orders, demo.payments), requested_by="a").request
+    assert request is not None
+    _crash_after_claim(world, request)
+    changed = _policy_file(tmp_path, STRICTER, "changed.toml")
+    after_restart = _service_with(world, changed)
+
+    assert after_restart.recover() == [request.pause_id]
+    state = world.repo.get_pause(request.pause_id)
+    assert state is not None
+    assert state.status is PauseStatus.FAILED
+    assert state.reason is not None and "policy changed" in state.reason
+    assert world.repo.get_outcome(request.investigation_id) is None
+    assert world.repo.stale_claims(world.clock.now()) == []
+    decisions = world.repo.decisions(request.investigation_id)
+    assert [(d.action, d.refusal) for d in decisions] == [("resume", RefusalReason.POLICY_CHANGED)]
+    assert after_restart.recover() == []  # reported once
+
+    # Retrying the recorded approval is refused for the same reason; a new request goes on.
+    with pytest.raises(ApprovalRefusedError) as refused:
+        after_restart.confirm(request.pause_id, request.authorization_identity, BOB)
+    assert refused.value.reason == RefusalReason.POLICY_CHANGED
+    fresh = after_restart.investigate_again(request.investigation_id, actor="a")
+    assert fresh.policy_version == changed.version
+    outcome = after_restart.confirm(fresh.pause_id, fresh.authorization_identity, BOB)
+    assert outcome.summary["policy_version"] == changed.version
+    assert world.repo.verify_audit()[1] is None
+
+
+def test_an_interrupted_approval_is_re_run_when_the_rules_are_the_same(
+    world: World, demo: Demo, tmp_path: Path
+) -> None:
+    request = world.service.start(uploads(demo.orders, demo.payments), requested_by="a").request
+    assert request is not None
+    _crash_after_claim(world, request)
+    restated = _policy_file(tmp_path, "amount_tolerance_minor = 1\n", "restated.toml")
+    assert _service_with(world, restated).recover() == [request.pause_id]
+    assert world.repo.get_pause(request.pause_id).status is PauseStatus.CONSUMED  # type: ignore[union-attr]
+    outcome = world.repo.get_outcome(request.investigation_id)
+    assert outcome is not None
+    assert outcome.counts == demo.truth["findings"]
 
 
 def test_after_the_policy_changes_a_new_request_carries_the_new_version(

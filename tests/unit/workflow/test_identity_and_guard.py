@@ -117,6 +117,7 @@ def _check(state: PauseState, **overrides: object) -> None:
         "submitted_identity": state.request.authorization_identity,
         "approver": Approver(user="bob"),
         "current_input_identity": INPUTS,
+        "current_policy_version": "p1",
         "now": NOW,
     }
     facts.update(overrides)
@@ -143,6 +144,12 @@ def _check(state: PauseState, **overrides: object) -> None:
             {"approver": Approver(user="alice")},
             RefusalReason.NOT_AUTHORIZED,
         ),
+        (_state(), {"current_policy_version": "p2"}, RefusalReason.POLICY_CHANGED),
+        (
+            _state(PauseStatus.FAILED),
+            {"current_policy_version": "p2"},
+            RefusalReason.POLICY_CHANGED,
+        ),
         (_state(), {"current_input_identity": "sha256:other"}, RefusalReason.STALE_INPUT),
         (_state(mapping_digest_value="sha256:" + "f" * 64), {}, RefusalReason.MAPPING_MISMATCH),
     ],
@@ -153,6 +160,32 @@ def test_guard_refuses_with_its_reason(
     with pytest.raises(ApprovalRefusedError) as refused:
         _check(state, **overrides)
     assert refused.value.reason == reason
+
+
+def test_guard_refuses_a_request_made_under_another_policy_in_words_and_in_order() -> None:
+    old, new = "sha256:" + "1" * 64, "sha256:" + "2" * 64
+    state = _state()
+    request = state.request.model_copy(update={"policy_version": old})
+    state = state.model_copy(update={"request": request})
+    with pytest.raises(ApprovalRefusedError) as refused:
+        _check(state, current_policy_version=new)
+    assert refused.value.reason == RefusalReason.POLICY_CHANGED
+    words = str(refused.value)
+    assert "policy changed" in words and "new request" in words
+    assert f"sha256:{'1' * 12}" in words and f"sha256:{'2' * 12}" in words
+    assert "1" * 13 not in words  # the short forms, not the whole digests
+    _check(state, current_policy_version=old)
+    # After the identity and the approver (who may not approve learns no more), before inputs.
+    with pytest.raises(ApprovalRefusedError) as refused:
+        _check(state, current_policy_version=new, submitted_identity="sha256:x")
+    assert refused.value.reason == RefusalReason.IDENTITY_MISMATCH
+    restricted = request.model_copy(update={"approver_policy": ApproverPolicy(approvers=("U1",))})
+    with pytest.raises(ApprovalRefusedError) as refused:
+        _check(state.model_copy(update={"request": restricted}), current_policy_version=new)
+    assert refused.value.reason == RefusalReason.NOT_AUTHORIZED
+    with pytest.raises(ApprovalRefusedError) as refused:
+        _check(state, current_policy_version=new, current_input_identity="sha256:other")
+    assert refused.value.reason == RefusalReason.POLICY_CHANGED
 
 
 def test_guard_passes_a_valid_confirmation_and_names_who_may_approve() -> None:
