@@ -45,6 +45,7 @@ MAX_CELL_BYTES = 1 << 20
 HEAD_BYTES = 4 << 20
 SAMPLE_ROWS = 20_000
 SNIFF_RECORDS = 60
+MAX_COLUMNS = 1_000
 
 _MAGIC = [
     (b"PK\x03\x04", "an Excel workbook (.xlsx) or a zip archive"),
@@ -428,6 +429,13 @@ def _records(text: str, delimiter: str, *, limit: int) -> tuple[list[list[str]],
 
 
 def _header(record: list[str], file_name: str) -> tuple[str, ...]:
+    if len(record) > MAX_COLUMNS:
+        raise NotCsvError(
+            f"the header has {len(record):,} columns; reconbot reads exports of at most "
+            f"{MAX_COLUMNS:,} columns: export only the columns you need, or check that the "
+            "file is an orders or payments export",
+            file_name=file_name,
+        )
     names = [cell.strip().lstrip("\ufeff").strip() for cell in record]
     filled = [name for name in names if name]
     if filled and sum(1 for n in filled if _LOOKS_LIKE_DATA.match(n)) * 2 > len(filled):

@@ -8,7 +8,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from agent.data.ingest import CsvLayout, inspect_csv, read_table
+from agent.data.ingest import CsvLayout, count_records, inspect_csv, read_table
 from agent.errors import (
     CellTooLargeError,
     DuplicateHeaderError,
@@ -187,3 +187,18 @@ def test_quoted_newlines_do_not_shift_data_row_numbers(tmp_path: Path) -> None:
         (2, "2"),
         (3, "3"),
     ]
+
+
+def test_a_hundred_thousand_columns_is_a_clear_error_not_a_reading(tmp_path: Path) -> None:
+    wide = tmp_path / "wide.csv"
+    header = ",".join(f"c{i}" for i in range(100_000))
+    wide.write_text(header + "\n" + ",".join("1" for _ in range(100_000)) + "\n")
+    with pytest.raises(NotCsvError, match="100,000 columns"):
+        inspect_csv(wide, "wide.csv", max_bytes=1 << 30)
+
+
+def test_count_records_agrees_with_the_rows_duckdb_reads(tmp_path: Path) -> None:
+    text = '"Title\r\nline two"\r\na,"b\r\nc"\r\n1,"x\ny"\r\n\r\n2,3\r\n3,"4"'
+    path = tmp_path / "t.csv"
+    path.write_bytes(text.encode())
+    assert count_records(path) == 5
