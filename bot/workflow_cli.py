@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from agent.data.ledger import ledger_lines
-from agent.data.schema import SCHEMA, Role
+from agent.data.schema import READING_OPTIONS, SCHEMA, Role
 from agent.domain import ApprovalRequest, Approver, Outcome, PauseStatus
 from agent.errors import ApprovalRefusedError, ReconbotError, WorkflowError
 from agent.workflow import InvestigationService, Upload
@@ -40,8 +40,12 @@ def add_commands(commands: Any) -> None:
 
     decide = commands.add_parser("decide", help="decide a pending request from any process")
     decide.add_argument("pause_id")
-    decide.add_argument("action", choices=["approve", "reject"])
-    decide.add_argument("reason", nargs="*", help="why (required to reject)")
+    decide.add_argument("action", choices=["approve", "reject", "edit"])
+    decide.add_argument(
+        "reason",
+        nargs="*",
+        help="why (required to reject); for edit, [ROLE.]FIELD=COLUMN or ROLE.OPTION=VALUE ...",
+    )
     decide.add_argument(
         "--authorization", help="the authorization identity the request was issued with"
     )
@@ -189,7 +193,11 @@ def render_outcome(outcome: Outcome) -> str:
 
 
 def parse_edit(text: str) -> dict[Role, dict[str, str]]:
-    """`[ROLE.]FIELD=COLUMN ...` as answers; quote columns with spaces or let them run on."""
+    """`[ROLE.]FIELD=COLUMN ...` and `ROLE.OPTION=VALUE ...` as answers.
+
+    Quote columns and values with spaces (or let them run on), and patterns with backslashes
+    in single quotes (`payments.id_pattern='#\\s*(\\d+)'`).
+    """
     answers: dict[Role, dict[str, str]] = {}
     last: tuple[Role, str] | None = None
     for token in shlex.split(text):
@@ -209,7 +217,11 @@ def parse_edit(text: str) -> dict[Role, dict[str, str]]:
                     f'"{role_name}" is not a role; use orders or payments'
                 ) from None
         else:
-            roles = [r for r in Role if any(s.name == field_name for s in SCHEMA[r])]
+            roles = [
+                r
+                for r in Role
+                if field_name in READING_OPTIONS or any(s.name == field_name for s in SCHEMA[r])
+            ]
             if len(roles) != 1:
                 raise WorkflowError(
                     f'say which file "{field_name}" is for: orders.{field_name} or '
@@ -315,6 +327,14 @@ def _decide(args: argparse.Namespace) -> int:
     try:
         if args.action == "approve":
             printer.outcome(service.confirm(args.pause_id, authorization, approver))
+            return EXIT_OK
+        if args.action == "edit":
+            # The shell already split the words: quote them again so parse_edit sees them whole.
+            printer.request(
+                service.edit(
+                    args.pause_id, authorization, approver, parse_edit(shlex.join(args.reason))
+                )
+            )
             return EXIT_OK
         rejected = service.reject(args.pause_id, authorization, approver, " ".join(args.reason))
         printer.emit(

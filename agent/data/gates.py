@@ -10,6 +10,7 @@ side, the reference inside free text, leading zeros).
 from __future__ import annotations
 
 import re
+import shlex
 from collections import Counter
 from dataclasses import dataclass
 
@@ -38,11 +39,11 @@ class Fix:
     share: float
 
     def edit(self) -> str:
-        """The edit a person types (`edit payments.id_prefix=WC-`)."""
+        """The edit a person types (`edit payments.id_prefix=WC-`), quoted for a shell-like line."""
         changed = self.reading.model_dump(exclude_defaults=True)
         parts = []
         for name, value in changed.items():
-            shown = "yes" if value is True else str(value)
+            shown = "yes" if value is True else shlex.quote(str(value))
             parts.append(f"{self.role.value}.id_{name}={shown}")
         return " ".join(parts)
 

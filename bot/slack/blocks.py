@@ -32,7 +32,7 @@ from slack_sdk.models.blocks import (
 from slack_sdk.models.views import View
 
 from agent.data.ledger import ledger_lines
-from agent.data.schema import SCHEMA, DatasetMapping, Role
+from agent.data.schema import READING_OPTIONS, SCHEMA, DatasetMapping, Role
 from agent.domain import (
     ApprovalRequest,
     Investigation,
@@ -535,10 +535,26 @@ def field_block_id(role: Role, name: str) -> str:
     return f"{role.value}.{name}"
 
 
+OPTIONS_BLOCK_PREFIX = "options."
+OPTIONS_INPUT = "options"
+
+
+def options_block_id(role: Role) -> str:
+    """The block id of a file's reading-options text input in the edit modal."""
+    return f"{OPTIONS_BLOCK_PREFIX}{role.value}"
+
+
+def options_hint() -> str:
+    """What a person may write in the reading-options input: one `name=value` per line."""
+    names = "; ".join(f"{name}: {help_text}" for name, help_text in READING_OPTIONS.items())
+    return cut(f"One per line, name=value. {names}", 2000)
+
+
 def edit_modal(
     request: ApprovalRequest, columns: dict[Role, list[str]], metadata: ModalMetadata
 ) -> dict[str, Any]:
-    """The Edit mapping modal: a select per canonical field, preset to the proposed column.
+    """The Edit mapping modal: a select per canonical field, preset to the proposed column, and
+    per file a text input for reading options (`id_prefix=WC-`, one per line).
 
     Option values are column positions, so any header fits; a file with more than 100
     columns offers the proposed and alternative columns first.
@@ -585,6 +601,19 @@ def edit_modal(
                     hint=cut(spec.description, 2000) if spec.description else None,
                 )
             )
+        blocks.append(
+            InputBlock(
+                block_id=options_block_id(role),
+                label=f"Reading options for {role.value}",
+                element=PlainTextInputElement(
+                    action_id=OPTIONS_INPUT,
+                    multiline=True,
+                    placeholder=cut("e.g. " + next(iter(READING_OPTIONS), "name") + "=value", 150),
+                ),
+                optional=True,
+                hint=options_hint(),
+            )
+        )
     return View(
         type="modal",
         callback_id=EDIT_VIEW,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 
+from agent.data.schema import READING_OPTIONS
 from agent.errors import MalformedRequestError
 
 NOT_ISSUED = "This button or form was not issued by reconbot for a saved request; nothing was done."
@@ -59,3 +60,26 @@ class ModalMetadata:
     def decode(cls, text: str | None) -> ModalMetadata:
         """Read modal metadata back; MalformedRequestError if it is not ours."""
         return cls(**_fields(text or "", ("pause_id", "authorization", "channel", "message_ts")))
+
+
+def option_lines(text: str) -> dict[str, str]:
+    """Reading options written one `name=value` per line (blank lines skipped)."""
+    found = {}
+    for line in text.splitlines():
+        if line.strip():
+            name, _, value = line.partition("=")
+            found[name.strip()] = value.strip()
+    return found
+
+
+def option_lines_problem(text: str) -> str:
+    """What is wrong with written reading options, in words, or "" when nothing is."""
+    for line in text.splitlines():
+        if line.strip() and "=" not in line:
+            return f'"{line.strip()}" is not name=value'
+    unknown = sorted(set(option_lines(text)) - set(READING_OPTIONS))
+    if unknown:
+        return (
+            f"No reading option {', '.join(unknown)}; the options are {', '.join(READING_OPTIONS)}."
+        )
+    return ""

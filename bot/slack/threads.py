@@ -42,7 +42,7 @@ from agent.errors import (
 from agent.workflow import InvestigationService, Upload
 from bot.slack import blocks
 from bot.slack.files import SharedFile, SlackFiles
-from bot.slack.payloads import NOT_ISSUED, ButtonValue, ModalMetadata
+from bot.slack.payloads import NOT_ISSUED, ButtonValue, ModalMetadata, option_lines
 
 logger = logging.getLogger(__name__)
 
@@ -461,6 +461,10 @@ class InvestigationThreads:
         columns = self.service.columns(state.request)
         answers: dict[Role, dict[str, str]] = {}
         for key, position in choices.items():
+            if key.startswith(blocks.OPTIONS_BLOCK_PREFIX):
+                role = Role(key.removeprefix(blocks.OPTIONS_BLOCK_PREFIX))
+                answers.setdefault(role, {}).update(option_lines(position))
+                continue
             role_name, _, name = key.partition(".")
             role = Role(role_name)
             header = columns.get(role, [])

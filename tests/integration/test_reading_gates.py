@@ -61,7 +61,7 @@ def _validate(
         (
             [str(1000 + i) for i in range(N)],
             [f"Order #{1000 + i} - {1 + i % 3} items" for i in range(N)],
-            "payments.id_pattern=#\\s*(\\d+)",
+            "payments.id_pattern='#\\s*(\\d+)'",
             {Role.PAYMENTS: {"id_pattern": r"#\s*(\d+)"}},
         ),
         (

@@ -10,18 +10,24 @@ from slack_bolt import Ack, App
 
 from agent.errors import MalformedRequestError
 from bot.slack import blocks
-from bot.slack.payloads import ModalMetadata
+from bot.slack.payloads import ModalMetadata, option_lines_problem
 from bot.slack.threads import InvestigationThreads
 
 
 def edited_fields(view: dict[str, Any]) -> dict[str, str]:
-    """The fields whose column the person changed: `role.field` -> chosen column position."""
+    """The fields whose column the person changed: `role.field` -> chosen column position, and
+    each file's reading options as written: `options.role` -> the text."""
     values = (view.get("state") or {}).get("values") or {}
     changed = {}
     for block in view.get("blocks") or []:
         if block.get("type") != "input":
             continue
         block_id = block.get("block_id", "")
+        if block_id.startswith(blocks.OPTIONS_BLOCK_PREFIX):
+            text = ((values.get(block_id) or {}).get(blocks.OPTIONS_INPUT) or {}).get("value")
+            if text and text.strip():
+                changed[block_id] = str(text)
+            continue
         initial = (block.get("element") or {}).get("initial_option") or {}
         chosen = ((values.get(block_id) or {}).get("column") or {}).get("selected_option") or {}
         if chosen.get("value") is not None and chosen.get("value") != initial.get("value"):
@@ -63,6 +69,15 @@ def register(app: App, threads: InvestigationThreads) -> None:
                 if inputs
                 else {},
             )
+            return
+        problems = {
+            block_id: problem
+            for block_id, text in changed.items()
+            if block_id.startswith(blocks.OPTIONS_BLOCK_PREFIX)
+            and (problem := option_lines_problem(text))
+        }
+        if problems:
+            ack(response_action="errors", errors=problems)
             return
         try:
             metadata = ModalMetadata.decode(view.get("private_metadata"))

@@ -21,7 +21,7 @@ from agent.domain import (
     PauseStatus,
 )
 from bot.slack import blocks
-from bot.slack.payloads import ButtonValue, ModalMetadata
+from bot.slack.payloads import ButtonValue, ModalMetadata, option_lines, option_lines_problem
 from tests.standins.slack.web_api import validate_blocks
 
 NOW = datetime(2026, 11, 30, 10, 42, tzinfo=UTC)
@@ -181,8 +181,13 @@ def test_the_edit_modal_offers_at_most_100_columns_preferring_the_proposal() -> 
     view = blocks.edit_modal(request, {Role.ORDERS: header, Role.PAYMENTS: header}, metadata)
     validate_blocks(view["blocks"], limit=100)
     inputs = [b for b in view["blocks"] if b["type"] == "input"]
-    assert len(inputs) == sum(len(SCHEMA[r]) for r in Role)
-    for block in inputs:
+    selects = [b for b in inputs if not b["block_id"].startswith(blocks.OPTIONS_BLOCK_PREFIX)]
+    assert len(selects) == sum(len(SCHEMA[r]) for r in Role)
+    assert [b["block_id"] for b in inputs if b not in selects] == [
+        "options.orders",
+        "options.payments",
+    ]
+    for block in selects:
         options = block["element"]["options"]
         assert len(options) == 100
         assert options[0]["text"]["text"] == "col 250"
@@ -238,3 +243,13 @@ def test_button_values_round_trip_and_tampering_is_detected() -> None:
     for bad in ("", "{", "[]", '{"pause_id": 1, "authorization": "x"}', None):
         with pytest.raises(Exception, match="not issued by reconbot"):
             ButtonValue.decode(bad)
+
+
+def test_reading_options_are_written_name_equals_value_and_checked() -> None:
+    assert option_lines("id_prefix = WC-\n\nid_strip_zeros=yes\n") == {
+        "id_prefix": "WC-",
+        "id_strip_zeros": "yes",
+    }
+    assert option_lines_problem("id_prefix=WC-") == ""
+    assert "not name=value" in option_lines_problem("strip WC-")
+    assert "No reading option colour" in option_lines_problem("colour=red")
