@@ -258,7 +258,7 @@ def render_outcome(run: Reconciliation, digests: dict[Role, str]) -> str:
     lines.append("\nFindings:")
     for total in summary.categories:
         money = ", ".join(f"{c} {a}" for c, a in sorted(total.difference_by_currency.items()))
-        lines.append(f"  {total.category:<24} {total.count:>8,}  {money}")
+        lines.append(f"  {total.category:<28} {total.count:>8,}  {money}")
     lines.append("\nMatched per currency:")
     for cur in summary.currencies:
         lines.append(
