@@ -33,7 +33,7 @@ from agent.data.ingest import inspect_csv
 from agent.data.mapping import Proposal, assign_roles, role_of
 from agent.data.normalize import ValidationReport
 from agent.data.policy import Policy
-from agent.data.schema import SCHEMA, Mapping, Role
+from agent.data.schema import READING_OPTIONS, SCHEMA, Mapping, Role
 from agent.domain import (
     ApprovalRequest,
     Approver,
@@ -740,7 +740,7 @@ class InvestigationService:
         state = self._guard_decider(pause_id, authorization, actor, "edit")
         request = state.request
         for role, fields in answers.items():
-            known = {spec.name for spec in SCHEMA[role]}
+            known = {spec.name for spec in SCHEMA[role]} | set(READING_OPTIONS)
             unknown = sorted(set(fields) - known)
             if unknown:
                 raise WorkflowError(
@@ -1001,7 +1001,7 @@ def _field_readings(proposal: Proposal) -> list[FieldReading]:
 
 def _warnings(report: ValidationReport | None, proposal: Proposal | None) -> list[str]:
     notes = [n for role in Role for n in proposal.dataset(role).notes] if proposal else []
-    return [*notes, *(report.warnings if report else [])]
+    return [*notes, *(report.facts if report else []), *(report.warnings if report else [])]
 
 
 def utc_now() -> datetime:

@@ -23,6 +23,7 @@ from agent.errors import ApprovalRefusedError, ReconbotError, WorkflowError
 from agent.workflow import InvestigationService, Upload
 from bot.composition import Runtime, build_runtime, migrate_database
 from bot.config import Settings
+from bot.readings import describe_reading
 
 EXIT_OK, EXIT_REFUSED, EXIT_REJECTED = 0, 2, 3
 PROMPT = "decision> approve | reject REASON | edit [ROLE.]FIELD=COLUMN ... | ask QUESTION\n"
@@ -168,6 +169,11 @@ def render_request(request: ApprovalRequest) -> str:
             lines.append(
                 f"    {reading.role.value}.{reading.field:<16} <- {reading.column!r:<28} "
                 f"{reading.confidence_percent:>3}%  e.g. {samples}"
+            )
+    if request.mapping is not None:
+        for role in Role:
+            lines.append(
+                f"    {role.value} read as: {describe_reading(request.mapping.for_role(role))}"
             )
     if request.mapping_digest:
         lines.append(f"  mapping digest {request.mapping_digest}")

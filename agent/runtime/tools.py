@@ -219,6 +219,11 @@ def reconcile(tool_context: ToolContext) -> dict[str, Any]:
         )
         context.pause = PauseSignal(PauseKind.BLOCKED_RECONCILE, None, None, [], message)
         return result({"pause": PauseKind.BLOCKED_RECONCILE.value, "error": message}, error=True)
+    if bound.policy_version != context.policy.version:
+        return result(
+            {"error": "The policy changed after the approval; this approval no longer applies."},
+            error=True,
+        )
     current = input_identity({role: ref.digest for role, ref in context.files.items()})
     if current != bound.input_identity:
         return result(

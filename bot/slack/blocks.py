@@ -32,7 +32,7 @@ from slack_sdk.models.blocks import (
 from slack_sdk.models.views import View
 
 from agent.data.ledger import ledger_lines
-from agent.data.schema import READING_OPTIONS, SCHEMA, DatasetMapping, Role
+from agent.data.schema import READING_OPTIONS, SCHEMA, Role
 from agent.domain import (
     ApprovalRequest,
     Investigation,
@@ -41,6 +41,7 @@ from agent.domain import (
     PauseKind,
     PauseState,
 )
+from bot.readings import describe_reading
 from bot.slack.payloads import ButtonValue, ModalMetadata
 
 MAX_BLOCKS = 50
@@ -137,22 +138,6 @@ def _files(request: ApprovalRequest) -> SectionBlock:
     return _section("\n".join(lines))
 
 
-def _options(mapping: DatasetMapping) -> str:
-    options = mapping.options
-    parts = [f"{options.encoding}", f"delimiter {code(options.delimiter, 4)}"]
-    if options.header_row != 1:
-        parts.append(f"header on line {options.header_row}")
-    for name, amount in sorted(options.amounts.items()):
-        grouping = f", thousands {code(amount.thousands, 4)}" if amount.thousands else ""
-        parts.append(f"{name}: {amount.unit} units, decimal {code(amount.decimal, 4)}{grouping}")
-    for name, stamp in sorted(options.timestamps.items()):
-        if stamp.timezone:
-            parts.append(f"{name}: naive times in {stamp.timezone}")
-    if options.default_currency:
-        parts.append(f"default currency {options.default_currency}")
-    return "; ".join(parts)
-
-
 def _mapping(request: ApprovalRequest) -> list[Block]:
     blocks: list[Block] = []
     for role in Role:
@@ -171,7 +156,8 @@ def _mapping(request: ApprovalRequest) -> list[Block]:
                 f"({reading.confidence_percent}%)" + (f" e.g. {samples}" if samples else "")
             )
         if request.mapping is not None:
-            lines.append(f"_Reading: {_options(request.mapping.for_role(role))}_")
+            words = escape(describe_reading(request.mapping.for_role(role)))
+            lines.append(f"_Reading: {cut(words, 1500)}_")
         blocks.append(_section("\n".join(lines)))
     return blocks
 

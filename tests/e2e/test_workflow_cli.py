@@ -132,3 +132,52 @@ def test_migrate_and_bad_input_messages(folder: Path) -> None:
     missing = reconbot("status", "INV-NOPE", cwd=folder)
     assert missing.returncode == 2
     assert "There is no investigation INV-NOPE" in missing.stderr
+
+
+def _prefixed_files(folder: Path) -> None:
+    (folder / "wc_orders.csv").write_text(
+        "order_id,total,currency\n" + "".join(f"WC-{5100 + i},{10 + i}.00,EUR\n" for i in range(30))
+    )
+    (folder / "wc_payments.csv").write_text(
+        "payment_id,reference,amount,currency\n"
+        + "".join(f"ch_{i},{5100 + i},{10 + i}.00,EUR\n" for i in range(30))
+    )
+
+
+def test_a_reading_that_matches_nothing_is_answered_with_its_fix_in_the_terminal(
+    folder: Path,
+) -> None:
+    _prefixed_files(folder)
+    run = reconbot(
+        "investigate",
+        "wc_orders.csv",
+        "wc_payments.csv",
+        cwd=folder,
+        stdin="edit orders.id_prefix=WC-\napprove\n",
+    )
+    assert run.returncode == 0, run.stderr
+    asked, _, after = run.stdout.partition("Approval needed")
+    assert "0 of 30 payment references in wc_payments.csv name an order" in asked
+    assert "Likely fix: edit orders.id_prefix=WC-" in asked
+    assert "prefix 'WC-' removed" in after
+    assert "30 of 30 payment references in wc_payments.csv name an order" in after
+    assert "wc_orders.csv: 30 rows = 30 matched" in after
+
+
+def test_decide_edit_from_another_process_answers_the_question(folder: Path) -> None:
+    _prefixed_files(folder)
+    paused = reconbot("investigate", "wc_orders.csv", "wc_payments.csv", "--json", cwd=folder)
+    request = documents(paused.stdout)[0]
+    assert request["kind"] == "clarification"
+    edited = reconbot(
+        "decide", request["pause_id"], "edit", "orders.id_prefix=WC-", "--json", cwd=folder
+    )
+    assert edited.returncode == 0, edited.stderr
+    [new] = documents(edited.stdout)
+    assert new["kind"] == "confirmation"
+    assert new["mapping"]["orders"]["options"]["ids"]["prefix"] == "WC-"
+    decided = reconbot("decide", new["pause_id"], "approve", "--json", cwd=folder)
+    assert decided.returncode == 0, decided.stderr
+    [outcome] = documents(decided.stdout)
+    assert outcome["total_findings"] == 0
+    assert [ledger["matched"] for ledger in outcome["ledger"]] == [30, 30]

@@ -183,3 +183,27 @@ def test_a_clarification_is_answered_with_its_select_then_approved(
     standin.click(ALICE, answered, "approve")
     text = wait_text(standin, upload.ts, "Reconciled")
     assert "amount_mismatch: *40*" in text
+
+
+def test_reading_options_in_the_edit_modal_become_a_new_request_showing_them(
+    standin: SlackStandIn, bot: RunningBot, demo_files: DemoFiles
+) -> None:
+    upload = upload_pair(standin, demo_files)
+    request = request_message(standin, upload.ts)
+    standin.click(BOB, request, "edit_mapping")
+    view = _open_view(standin, "edit_mapping_view", ready="options.payments")
+
+    wrong = standin.submit_view(
+        BOB, view["id"], {"options.payments": {"options": {"value": "colour=red"}}}
+    )
+    assert wrong.json()["response_action"] == "errors"
+    assert "No reading option colour" in wrong.json()["errors"]["options.payments"]
+
+    standin.submit_view(
+        BOB, view["id"], {"options.payments": {"options": {"value": "id_strip_zeros = yes"}}}
+    )
+    new = request_message(standin, upload.ts, after=1)
+    assert "ids: leading zeros removed" in new.all_text()
+    assert "Edited by <@U0BOB>" in standin.workspace.message(CHANNEL, request.ts).all_text()
+    standin.click(ALICE, new, "approve")
+    wait_text(standin, upload.ts, "Every row accounted for")

@@ -1,0 +1,52 @@
+"""Reading options in words: what a person approves about how each file is read.
+
+One plain-text description shared by the terminal and Slack, so both show every option that
+changes results (the mapping digest covers all of them), including options added later.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent.data.schema import DatasetMapping
+
+_DESCRIBED = {"encoding", "delimiter", "header_row", "amounts", "timestamps", "default_currency"}
+
+
+def describe_reading(mapping: DatasetMapping) -> str:
+    """Every reading option of one file, in words, `; `-separated."""
+    options = mapping.options
+    parts = [options.encoding, f"delimiter {options.delimiter!r}"]
+    if options.header_row != 1:
+        parts.append(f"header on line {options.header_row}")
+    for name, amount in sorted(options.amounts.items()):
+        grouping = f", thousands {amount.thousands!r}" if amount.thousands else ""
+        parts.append(f"{name}: {amount.unit} units, decimal {amount.decimal!r}{grouping}")
+    for name, stamp in sorted(options.timestamps.items()):
+        zone = f" in {stamp.timezone}" if stamp.timezone else ""
+        parts.append(f"{name}: {stamp.pattern}{zone}")
+    if options.default_currency:
+        parts.append(f"default currency {options.default_currency}")
+    ids = options.ids
+    if ids is not None:
+        if ids.pattern:
+            parts.append(f"ids: what {ids.pattern!r} captures")
+        if ids.prefix:
+            parts.append(f"ids: prefix {ids.prefix!r} removed")
+        if ids.suffix:
+            parts.append(f"ids: suffix {ids.suffix!r} removed")
+        if ids.strip_zeros:
+            parts.append("ids: leading zeros removed")
+    extra: dict[str, Any] = options.model_dump(mode="json", exclude_defaults=True)
+    for name, value in sorted(extra.items()):
+        if name not in _DESCRIBED and name != "ids" and value not in (None, {}, []):
+            parts.append(f"{name.replace('_', ' ')}: {_plain(value)}")
+    return "; ".join(parts)
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {_plain(v)}" for k, v in value.items() if v not in (None, "", []))
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    return str(value)
