@@ -1,12 +1,12 @@
 """The row ledger: every data row of both files ends in exactly one bucket, or nothing is reported.
 
-Buckets: `matched` (an order, or a capture, that reconciles cleanly), `finding` (the row is
-evidence of a finding), `ignored` (with a reason: a failed attempt, a line-item continuation, a
-zero capture, a voided order nobody paid, ...) and `unreadable` (with a reason: a required value
-that does not read). The engine's tables say which bucket a row is in; the total must equal the
-number of data records that the ingest reader counted on its own (`ingest.count_records`). A row
-in no bucket, or a total that differs, raises LedgerError: a result that cannot account for
-every row is not a result.
+Buckets: `matched` (an order, a capture or a refund of one that reconciles cleanly), `finding`
+(the row is evidence of a finding), `ignored` (with a reason: a failed attempt, a line-item
+continuation, a zero capture, a fee row, a voided order nobody paid, ...) and `unreadable`
+(with a reason: a required value that does not read, an unknown row kind). The engine's tables
+say which bucket a row is in; the total must equal the number of data records that the ingest
+reader counted on its own (`ingest.count_records`). A row in no bucket, or a total that
+differs, raises LedgerError: a result that cannot account for every row is not a result.
 """
 
 from __future__ import annotations
@@ -35,6 +35,8 @@ REASONS: dict[str, str] = {
     "missing_currency": "the currency is empty and the mapping gives no default currency",
     "unreadable_currency": "the currency is not an ISO 4217 code",
     "another_amount_under_this_id": "the same order id appears with a different total",
+    "row_kind": "a row the approved row kinds ignore (a fee, a payout, a pending memo, ...)",
+    "unknown_row_kind": "the row's kind value is in none of the approved row-kind lists",
 }
 
 
@@ -79,39 +81,53 @@ def build_ledger_rows(con: duckdb.DuckDBPyConnection, voided_statuses: str) -> N
     """Create `ledger_rows(role, r, bucket, reason)`: one row per data row of both files.
 
     Needs the engine's tables (`order_row_kinds`, `payment_row_kinds`, `order_findings`,
-    `payments`, `findings`). `voided_statuses` is a SQL list of the policy's voided words.
+    `payments`, `refunds`, `findings`). `voided_statuses` is a SQL list of the policy's voided
+    words.
     """
     con.execute(
         f"""
         CREATE OR REPLACE TABLE ledger_rows AS
         WITH order_evidence AS (SELECT DISTINCT unnest(order_rows) - 1 AS r FROM findings),
         payment_evidence AS (SELECT DISTINCT unnest(payment_rows) - 1 AS r FROM findings),
-        clean_orders AS (SELECT r FROM order_findings WHERE category IS NULL)
-        SELECT 'orders' AS role, k.r,
+        orders AS (
+            SELECT k.r, k.kind, k.reason, e.r IS NOT NULL AS evidence, f.category, f.n,
+                   o.order_status IN {voided_statuses} AS voided
+            FROM order_row_kinds k
+            LEFT JOIN order_evidence e ON e.r = k.r
+            LEFT JOIN order_findings f ON f.r = k.r
+            LEFT JOIN (SELECT rowid AS r, order_status FROM orders_rows) o ON o.r = k.r
+        ),
+        payments_classified AS (
+            SELECT k.r, k.kind, k.reason, e.r IS NOT NULL AS evidence,
+                   c.r IS NOT NULL AS clean_order
+            FROM payment_row_kinds k
+            LEFT JOIN payment_evidence e ON e.r = k.r
+            LEFT JOIN payments p ON p.r = k.r
+            LEFT JOIN (SELECT r FROM order_findings WHERE category IS NULL) c ON c.r = p.order_r
+        )
+        SELECT 'orders' AS role, r,
           CASE
-            WHEN k.kind IN ('ignored', 'unreadable') THEN k.kind
-            WHEN k.r IN (SELECT r FROM order_evidence) THEN 'finding'
-            WHEN k.kind = 'head' AND f.category IS NULL AND f.n IS NOT NULL THEN 'matched'
-            WHEN k.kind = 'head' AND f.category IS NULL AND f.n IS NULL
-                 AND o.order_status IN {voided_statuses} THEN 'ignored'
+            WHEN kind IN ('ignored', 'unreadable') THEN kind
+            WHEN evidence THEN 'finding'
+            WHEN kind = 'head' AND category IS NULL AND n IS NOT NULL THEN 'matched'
+            WHEN kind = 'head' AND category IS NULL AND n IS NULL AND voided THEN 'ignored'
           END AS bucket,
           CASE
-            WHEN k.kind IN ('ignored', 'unreadable') THEN k.reason
-            WHEN k.r IN (SELECT r FROM order_evidence) THEN NULL
-            WHEN k.kind = 'head' AND f.category IS NULL AND f.n IS NULL
-                 AND o.order_status IN {voided_statuses} THEN 'voided_without_payment'
+            WHEN kind IN ('ignored', 'unreadable') THEN reason
+            WHEN evidence THEN NULL
+            WHEN kind = 'head' AND category IS NULL AND n IS NULL AND voided
+                 THEN 'voided_without_payment'
           END AS reason
-        FROM order_row_kinds k LEFT JOIN order_findings f ON f.r = k.r
-        LEFT JOIN orders_rows o ON o.rowid = k.r
+        FROM orders
         UNION ALL
-        SELECT 'payments', k.r,
+        SELECT 'payments', r,
           CASE
-            WHEN k.kind IN ('ignored', 'unreadable') THEN k.kind
-            WHEN k.r IN (SELECT r FROM payment_evidence) THEN 'finding'
-            WHEN p.order_r IN (SELECT r FROM clean_orders) THEN 'matched'
+            WHEN kind IN ('ignored', 'unreadable') THEN kind
+            WHEN evidence THEN 'finding'
+            WHEN clean_order THEN 'matched'
           END,
-          CASE WHEN k.kind IN ('ignored', 'unreadable') THEN k.reason END
-        FROM payment_row_kinds k LEFT JOIN payments p ON p.r = k.r
+          CASE WHEN kind IN ('ignored', 'unreadable') THEN reason END
+        FROM payments_classified
         """
     )
 
