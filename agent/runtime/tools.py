@@ -26,7 +26,7 @@ from agent.data.normalize import ValidationReport
 from agent.data.pipeline import run_job
 from agent.data.policy import CATEGORY_ORDER
 from agent.data.reconcile import connect, load_and_validate
-from agent.data.schema import Role
+from agent.data.schema import READING_OPTIONS, Role
 from agent.domain import DatasetRef, PauseKind
 from agent.errors import ReconbotError, UnknownColumnError
 from agent.identity import input_identity
@@ -117,6 +117,7 @@ def inspect_datasets(tool_context: ToolContext) -> dict[str, Any]:
             "orders": _dataset_view(proposal, Role.ORDERS),
             "payments": _dataset_view(proposal, Role.PAYMENTS),
             "open_questions": [c.question for c in proposal.clarifications],
+            "reading_options": dict(READING_OPTIONS),
         }
     )
 
@@ -144,8 +145,12 @@ def validate_mapping(
     Call this after inspect_datasets. `changes` overrides the proposal for some fields: keys are
     "orders.<field>" or "payments.<field>", values are column names exactly as inspect_datasets
     listed them (for a currency field, a three-letter code such as "EUR" sets a default currency
-    instead). Leave `changes` empty to validate the proposal as it is. Answers a person already
-    gave are applied first.
+    instead). Keys may also name a reading option, "orders.<option>" or "payments.<option>",
+    with its value as text: the options are listed in inspect_datasets' `reading_options`
+    (e.g. "payments.id_pattern": "#\\s*(\\d+)" reads the order id out of "Order #1042 - 2
+    items"; "orders.id_prefix": "WC-"). When a problem says "Likely fix: edit X=V", that is
+    the change to propose. Leave `changes` empty to validate the proposal as it is. Answers a
+    person already gave are applied first.
 
     The result is always a pause: a "confirmation" request when the mapping reads both files,
     or a "clarification" naming the open question (two plausible columns, a missing required
