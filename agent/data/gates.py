@@ -12,11 +12,12 @@ from __future__ import annotations
 import re
 import shlex
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import duckdb
 
-from agent.data.keys import order_key, reference_keys
+from agent.data.keys import reference_keys
 from agent.data.normalize import ValidationReport, reference_tokens_sql
 from agent.data.schema import IdReading, Mapping, Role
 
@@ -146,61 +147,68 @@ def _check_references(
 
 
 def _likely_fix(con: duckdb.DuckDBPyConnection, mapping: Mapping, current: float) -> Fix | None:
-    """The id reading, on one side, under which most sampled references name an order."""
-    raw_refs = [
-        str(r[0])
-        for r in con.execute(
-            f"SELECT order_id FROM payments_rows WHERE order_id IS NOT NULL "
-            f"USING SAMPLE {SAMPLE_REFERENCES} ROWS"
-        ).fetchall()
-    ]
-    raw_keys = [
-        str(r[0])
-        for r in con.execute(
-            f"SELECT DISTINCT order_id FROM orders_rows WHERE order_id IS NOT NULL "
-            f"LIMIT {SAMPLE_KEYS}"
-        ).fetchall()
-    ]
-    if not raw_refs or not raw_keys:
+    """The id reading, on one side, under which most sampled references name an order.
+
+    References are sampled; order keys are all read (as the engine compares them), so that a
+    fix is judged against every order. An orders-side prefix P is tried as "P + reference is
+    an order key", which needs no second pass over the orders.
+    """
+    raw_refs = _texts(
+        con,
+        "SELECT order_id FROM payments_rows WHERE order_id IS NOT NULL "
+        f"USING SAMPLE {SAMPLE_REFERENCES} ROWS",
+    )
+    keys = set(
+        _texts(con, "SELECT DISTINCT order_key FROM orders_rows WHERE order_key IS NOT NULL")
+    )
+    if not raw_refs or not keys:
         return None
     pay_base = mapping.payments.options.ids or IdReading()
     ord_base = mapping.orders.options.ids or IdReading()
-    candidates: list[tuple[Role, IdReading]] = []
-    for role, values, base in (
-        (Role.PAYMENTS, raw_refs, pay_base),
-        (Role.ORDERS, raw_keys, ord_base),
-    ):
-        stripped = [v.strip().lstrip("#").strip() for v in values]
-        for regex, option in ((_LEADING, "prefix"), (_TRAILING, "suffix")):
-            common = _most_common(regex, stripped)
-            if common:
-                candidates.append((role, base.model_copy(update={option: common})))
-        candidates.append((role, base.model_copy(update={"strip_zeros": True})))
+    tried: list[tuple[Fix, float]] = []
+    refs = [v.strip().lstrip("#").strip() for v in raw_refs]
+    for regex, option in ((_LEADING, "prefix"), (_TRAILING, "suffix")):
+        common = _most_common(regex, refs)
+        if common:
+            reading = pay_base.model_copy(update={option: common})
+            share = _named_share(raw_refs, reading, keys.__contains__)
+            tried.append((Fix(Role.PAYMENTS, reading, share), share))
+        common = _most_common(regex, list(keys)[:SAMPLE_REFERENCES])
+        if common:
+
+            def has(key: str, text: str = common, where: str = option) -> bool:
+                return (text + key if where == "prefix" else key + text) in keys
+
+            reading = ord_base.model_copy(update={option: common})
+            share = _named_share(raw_refs, pay_base, has)
+            tried.append((Fix(Role.ORDERS, reading, share), share))
     for pattern in (r"#\s*(\d+)", r"(\d{3,})"):
-        candidates.append((Role.PAYMENTS, pay_base.model_copy(update={"pattern": pattern})))
-    best: Fix | None = None
-    for role, reading in candidates:
-        pay = reading if role is Role.PAYMENTS else pay_base
-        ords = reading if role is Role.ORDERS else ord_base
-        keys = {order_key(v, ords) for v in raw_keys}
-        keys.discard("")
-        share = _named_share(raw_refs, keys, pay)
-        if share >= MIN_MATCH_SHARE and share > current and (best is None or share > best.share):
-            best = Fix(role, reading, share)
-    both = IdReading(strip_zeros=True)
-    if best is None:
-        share = _named_share(raw_refs, {order_key(v, both) for v in raw_keys}, both)
-        if share >= MIN_MATCH_SHARE:
-            return Fix(Role.PAYMENTS, both, share)
-    return best
+        reading = pay_base.model_copy(update={"pattern": pattern})
+        share = _named_share(raw_refs, reading, keys.__contains__)
+        tried.append((Fix(Role.PAYMENTS, reading, share), share))
+    zeros = {k.lstrip("0") or "0" for k in keys}
+    reading = pay_base.model_copy(update={"strip_zeros": True})
+    share = _named_share(raw_refs, reading, keys.__contains__)
+    if share < MIN_MATCH_SHARE:
+        # Zeros on both sides: the orders are read without them too.
+        share = _named_share(raw_refs, reading, zeros.__contains__)
+    tried.append((Fix(Role.PAYMENTS, reading, share), share))
+    good = [fix for fix, share in tried if share >= MIN_MATCH_SHARE and share > current]
+    return max(good, key=lambda fix: fix.share, default=None)
 
 
-def _named_share(references: list[str], keys: set[str], reading: IdReading) -> float:
+def _texts(con: duckdb.DuckDBPyConnection, sql: str) -> list[str]:
+    return [str(row[0]) for row in con.execute(sql).fetchall()]
+
+
+def _named_share(
+    references: list[str], reading: IdReading, is_order: Callable[[str], bool]
+) -> float:
     """The share of references every id of which names an order (as the SQL gate counts)."""
     named = 0
     for value in references:
         found = reference_keys(value, reading)
-        if found and all(k in keys for k in found):
+        if found and all(is_order(k) for k in found):
             named += 1
     return named / len(references)
 
