@@ -56,7 +56,15 @@ def _number_pattern(fmt: NumberFormat) -> re.Pattern[str]:
     return re.compile(rf"^(?:{body}(?:{d}\d+)?|{d}\d+)$")
 
 
-_PATTERNS = {fmt: _number_pattern(fmt) for fmt in _NUMBER_FORMATS}
+class _Patterns(dict[NumberFormat, re.Pattern[str]]):
+    """The pattern of each number format, built on first use for formats a person names."""
+
+    def __missing__(self, fmt: NumberFormat) -> re.Pattern[str]:
+        pattern = self[fmt] = _number_pattern(fmt)
+        return pattern
+
+
+_PATTERNS = _Patterns({fmt: _number_pattern(fmt) for fmt in _NUMBER_FORMATS})
 
 
 def _core(value: str) -> tuple[str, bool]:
@@ -201,6 +209,11 @@ class TimestampFormat:
 
 
 _DATE_START = re.compile(r"^\s*\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}")
+
+
+def timestamp_hits(pattern: str, values: Sequence[str]) -> int:
+    """How many of `values` read under the strptime `pattern`."""
+    return _hits(pattern, values)
 
 
 def _hits(pattern: str, values: Sequence[str]) -> int:

@@ -103,7 +103,10 @@ def build_ledger_rows(con: duckdb.DuckDBPyConnection, voided_statuses: str) -> N
             FROM payment_row_kinds k
             LEFT JOIN payment_evidence e ON e.r = k.r
             LEFT JOIN payments p ON p.r = k.r
-            LEFT JOIN (SELECT r FROM order_findings WHERE category IS NULL) c ON c.r = p.order_r
+            -- A refund row is matched with the order whose capture it returns.
+            LEFT JOIN refunds rf ON rf.r = k.r
+            LEFT JOIN (SELECT r FROM order_findings WHERE category IS NULL) c
+                   ON c.r = coalesce(p.order_r, rf.order_r)
         )
         SELECT 'orders' AS role, r,
           CASE

@@ -28,13 +28,15 @@ import statistics
 import unicodedata
 from dataclasses import dataclass
 from decimal import Decimal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict
 
 from agent.data.currency import CURRENCY_EXPONENTS, is_currency_code
-from agent.data.formats import NumberFormat, parse_number
+from agent.data.formats import TIMESTAMP_FORMATS, NumberFormat, parse_number, timestamp_hits
 from agent.data.ingest import CsvSample
-from agent.data.keys import id_reading_from_answers
+from agent.data.keys import _first_error, id_reading_from_answers
+from agent.data.policy import Policy
 from agent.data.profile import (
     ColumnProfile,
     column_values,
@@ -48,16 +50,19 @@ from agent.data.profile import (
 from agent.data.schema import (
     READING_OPTIONS,
     SCHEMA,
+    TIME_OPTIONS,
     AmountReading,
     DatasetMapping,
     FieldSpec,
     Mapping,
     ReadingOptions,
     Role,
+    RowKinds,
     TimestampReading,
+    kind_word,
 )
 from agent.data.schema import spec as spec_of
-from agent.errors import UnknownColumnError
+from agent.errors import MappingError, UnknownColumnError
 
 MIN_SCORE = 0.5
 AMBIGUITY_MARGIN = 0.15
@@ -346,19 +351,22 @@ def infer_mapping(
 ) -> Proposal:
     """Propose which file holds orders and which payments, and a mapping for each.
 
-    The two samples can come in either order: roles are decided from the content. `answers` are
-    a person's choices (role -> field -> column); a chosen column is taken as given, and for
-    `currency` a three-letter code that is not a column becomes the file's default currency.
-    Raises UnknownColumnError for an answer naming a column the file does not have.
+    The two samples can come in either order: roles are decided from the content, unless a
+    person answered `orders_file=NAME` (under either role). `answers` are a person's choices
+    (role -> field -> column, or role -> reading option -> value, see `READING_OPTIONS`); a
+    chosen column is taken as given, and for `currency` a three-letter code that is not a
+    column becomes the file's default currency. Raises UnknownColumnError for an answer naming
+    a column the file does not have, MappingError for an option value that cannot work.
     """
     answers = answers or {}
     profiles = [profile_sample(first), profile_sample(second)]
     straight, crossed = _role_fits(profiles[0], profiles[1])
     clarifications: list[Clarification] = []
-    if crossed > straight:
+    chosen = swap_from_answers(answers, (first.layout.file_name, second.layout.file_name))
+    if crossed > straight if chosen is None else chosen:
         first, second = second, first
         profiles.reverse()
-    role_confidence = min(1.0, abs(straight - crossed) / 0.5)
+    role_confidence = 1.0 if chosen is not None else min(1.0, abs(straight - crossed) / 0.5)
     if first.layout.columns == second.layout.columns and first.rows == second.rows:
         clarifications.append(
             Clarification(
@@ -371,12 +379,15 @@ def infer_mapping(
                 choices=[],
             )
         )
-    elif abs(straight - crossed) < ROLE_MARGIN:
+    elif chosen is None and abs(straight - crossed) < ROLE_MARGIN:
         clarifications.append(
             Clarification(
                 role=None,
                 field=None,
-                question="Which file is the orders export? The two files look alike.",
+                question=(
+                    "Which file is the orders export? The two files look alike "
+                    f"(answer orders_file=NAME, e.g. orders_file={first.layout.file_name})."
+                ),
                 choices=[first.layout.file_name, second.layout.file_name],
             )
         )
@@ -396,7 +407,7 @@ def infer_mapping(
         datasets[role] = _dataset_proposal(
             role, evidence[role], scored[role], clarifications, answers.get(role, {})
         )
-    _decide_units(datasets, samples, clarifications)
+    _decide_units(datasets, samples, clarifications, answers)
     _decide_currencies(datasets, evidence, clarifications)
     return Proposal(
         orders=datasets[Role.ORDERS],
@@ -726,6 +737,11 @@ def _dataset_proposal(
             )
         )
     options = _reading_options(sample, by_name, choices, notes)
+    options = reading_from_answers(role, options, choices, sample, answers)
+    if role is Role.PAYMENTS:
+        kinds = row_kinds(sample, choices, answers, notes)
+        if kinds is not None:
+            options = options.model_copy(update={"kinds": kinds})
     if default_currency is not None:
         options = options.model_copy(update={"default_currency": default_currency})
     if ids is not None:
@@ -790,8 +806,12 @@ def _decide_units(
     datasets: dict[Role, DatasetProposal],
     samples: dict[Role, CsvSample],
     clarifications: list[Clarification],
+    answers: dict[Role, dict[str, str]],
 ) -> None:
-    """Decide major or minor units where values alone cannot: compare matched amounts."""
+    """Decide major or minor units where values alone cannot: compare matched amounts.
+
+    A unit a person answered stays as answered.
+    """
     orders, payments = datasets[Role.ORDERS], datasets[Role.PAYMENTS]
     pairs = _matched_amounts(orders, payments, samples)
     if len(pairs) < 5:
@@ -802,7 +822,10 @@ def _decide_units(
     ):
         reading = proposal.options.amounts.get(field)
         column = proposal.column_of(field)
+        answered = _amount_answers(proposal.role, answers.get(proposal.role, {}))
         if reading is None or reading.unit == "minor" or column is None:
+            continue
+        if "unit" in answered.get(field, {}):
             continue
         ratios = []
         for order_amount, pay_amount, exponent in pairs:
@@ -966,3 +989,420 @@ def _currency_of_amounts(
             f"{other.file_name} is in {code}"
         )
     return None
+
+
+# --- row kinds ---------------------------------------------------------------------------------
+
+# Words in a status or type value that say what a payment row is. A value is read in words
+# (`express_checkout_payment`) and as a whole (`merchantpayout`); a word to ignore outranks a
+# refund word, which outranks a capture word (`payment_refund` is a refund).
+_CAPTURE_WORDS = frozenset(
+    "settled settle completed complete succeeded success successful paid captured capture sale "
+    "sales charge charged payment purchase approved".split()
+)
+_REFUND_WORDS = frozenset(
+    "refund refunded refunds credit return returned returns chargeback chargebacks reversal "
+    "reversed".split()
+)
+_IGNORE_WORDS = frozenset(
+    "fee fees payout payouts merchantpayout withdrawal transfer deposit pending authorization "
+    "authorisation authorized authorised auth memo denied open declined rejected voided void "
+    "hold".split()
+)
+# Header words of columns that say something else than the row's kind.
+_NOT_KIND_HEADERS = frozenset("card instrument method tender entry channel order".split())
+_MAX_KINDS = 20
+
+
+def kind_by_words(value: str) -> str | None:
+    """`capture`, `refund` or `ignore` for a status/type value by the words it is made of."""
+    word = kind_word(value)
+    tokens = {word, *word.split("_")}
+    if tokens & _IGNORE_WORDS:
+        return "ignore"
+    if tokens & _REFUND_WORDS:
+        return "refund"
+    if tokens & _CAPTURE_WORDS:
+        return "capture"
+    return None
+
+
+def _kind_values(sample: CsvSample, column: str) -> list[str]:
+    """The distinct kind values of a column (as `kind_word` reads them), most frequent first."""
+    counts: dict[str, int] = {}
+    for value in column_values(sample, column):
+        if value.strip():
+            word = kind_word(value)
+            counts[word] = counts.get(word, 0) + 1
+    return sorted(counts, key=lambda w: (-counts[w], w))
+
+
+def _separate_rows(sample: CsvSample, column: str, value: str, choices: list[FieldChoice]) -> bool:
+    """Whether the rows of `value` are records of their own (a refund row), not a capture's state.
+
+    A policy word such as `refunded` is the state of a capture in most exports (Stripe), but a
+    row of its own in others (Adyen): there it shares its payment id with a row of another
+    kind (the capture), or its captured amount is empty, zero or negative.
+    """
+    columns = sample.layout.columns
+    at = columns.index(column)
+    chosen = {c.field: c.column for c in choices if c.column}
+    pay_at = columns.index(chosen["payment_id"]) if "payment_id" in chosen else None
+    amount_at = columns.index(chosen["captured_amount"]) if "captured_amount" in chosen else None
+    others: set[str] = set()  # payment ids on rows of another kind value
+    if pay_at is not None:
+        others = {
+            row[pay_at].strip()
+            for row in sample.rows
+            if kind_word(row[at]) != value and row[pay_at].strip()
+        }
+    rows = [row for row in sample.rows if kind_word(row[at]) == value]
+    for row in rows:
+        shared = pay_at is not None and row[pay_at].strip() in others
+        amount = row[amount_at].strip() if amount_at is not None else ""
+        empty = not any(c in "123456789" for c in amount)
+        negative = amount.startswith("(") or "-" in amount or "\u2212" in amount
+        if not (shared or empty or negative):
+            return False
+    return bool(rows)
+
+
+def _classify(
+    sample: CsvSample, column: str, choices: list[FieldChoice], *, status: bool
+) -> dict[str, str | None]:
+    """Each value of `column` -> its kind by words (None: unknown); failed words are left out
+    of a status column, where the policy already reads them."""
+    policy = Policy()
+    found: dict[str, str | None] = {}
+    for value in _kind_values(sample, column):
+        if status and value in policy.failed_payment_statuses:
+            continue
+        kind = kind_by_words(value)
+        if value in policy.refunded_payment_statuses:
+            kind = "refund" if _separate_rows(sample, column, value, choices) else "capture"
+        found[value] = kind
+    return found
+
+
+def _kind_column(
+    sample: CsvSample, choices: list[FieldChoice]
+) -> tuple[str, dict[str, str]] | None:
+    """The column that says each payment row's kind, and its values' kinds, when one does.
+
+    Candidates are the status column and the columns whose header says `type` (a status column
+    named `Type` first, then the other type columns, then the status column). The first whose
+    every value has a known kind, with captures and at least one refund or row to ignore, is
+    taken; failing that, the first where most values are known that way: its other values stay
+    in no list, so validation asks what they are instead of reading a fee as a capture. A file
+    whose rows are all captures (and failed attempts) needs no row kinds.
+    """
+    status = next((c.column for c in choices if c.field == "payment_status"), None)
+    typed = []
+    for name in sample.layout.columns:
+        words = set(normalize_header(name).split())
+        if "type" in words and not words & _NOT_KIND_HEADERS:
+            typed.append(name)
+    order = [c for c in typed if c == status] + [c for c in typed if c != status]
+    if status is not None and status not in order:
+        order.append(status)
+    partial: tuple[str, dict[str, str]] | None = None
+    for column in order:
+        values = _kind_values(sample, column)
+        if not values or len(values) > _MAX_KINDS:
+            continue
+        found = _classify(sample, column, choices, status=column == status)
+        kinds = {value: kind for value, kind in found.items() if kind is not None}
+        if not ("capture" in kinds.values() and {"refund", "ignore"} & set(kinds.values())):
+            continue
+        if len(kinds) == len(found):
+            return column, kinds
+        if partial is None and len(kinds) > len(found) - len(kinds):
+            partial = column, kinds
+    return partial
+
+
+def row_kinds(
+    sample: CsvSample,
+    choices: list[FieldChoice],
+    answers: dict[str, str],
+    notes: list[str],
+) -> RowKinds | None:
+    """The row kinds of a payments file: proposed from its values, then a person's answers.
+
+    A person's `kinds_column` is read by the same known words; each answered list replaces the
+    proposed one and takes its values out of the other lists. Raises UnknownColumnError for a
+    kinds column the file does not have and MappingError, in words, for lists that cannot work.
+    """
+    status = next((c.column for c in choices if c.field == "payment_status"), None)
+    column = answers.get("kinds_column", "").strip() or None
+    lists: dict[str, list[str]] = {"capture": [], "refund": [], "ignore": []}
+    if column is not None:
+        if column not in sample.layout.columns:
+            raise UnknownColumnError(
+                f'{sample.layout.file_name} has no column "{column}" (kinds_column); '
+                f"its columns are: {', '.join(sample.layout.columns)}"
+            )
+        for value, kind in _classify(sample, column, choices, status=column == status).items():
+            if kind is not None:
+                lists[kind].append(value)
+    else:
+        found = _kind_column(sample, choices)
+        if found is not None:
+            column = found[0]
+            for value, kind in found[1].items():
+                lists[kind].append(value)
+    if column is not None and column != status and status is not None:
+        # The status column still says which rows to leave out: pending memos, denied attempts.
+        for value, kind in _classify(sample, status, choices, status=True).items():
+            if kind == "ignore" and value not in lists["capture"] + lists["refund"]:
+                lists["ignore"].append(value)
+    given = {name: answers[f"kinds_{name}"] for name in lists if f"kinds_{name}" in answers}
+    for name, text in given.items():
+        words = [kind_word(w) for w in text.split(",") if w.strip()]
+        lists[name] = words
+        for other in lists:
+            if other != name and other not in given:
+                lists[other] = [w for w in lists[other] if w not in words]
+    if not any(lists.values()):
+        return None
+    if column is None and status is None:
+        raise MappingError(
+            "row kinds need a column to read: map payments.payment_status or set "
+            "payments.kinds_column"
+        )
+    try:
+        kinds = RowKinds(
+            column=None if column == status else column,
+            capture=tuple(lists["capture"]),
+            refund=tuple(lists["refund"]),
+            ignore=tuple(lists["ignore"]),
+        )
+    except ValueError as error:
+        raise MappingError(f"row kinds: {_first_error(error)}") from None
+    if not given and "kinds_column" not in answers:
+        shown = column or status
+        notes.append(
+            f'row kinds from "{shown}": captures {", ".join(kinds.capture)}'
+            + (f"; refunds {', '.join(kinds.refund)}" if kinds.refund else "")
+            + (f"; ignored {', '.join(kinds.ignore)}" if kinds.ignore else "")
+        )
+    return kinds
+
+
+# --- reading options answered by name ----------------------------------------------------------
+
+_DECIMAL_WORDS = {".": ".", "dot": ".", "point": ".", "period": ".", ",": ",", "comma": ","}
+_THOUSANDS_WORDS = {
+    "": "",
+    "none": "",
+    "no": "",
+    ",": ",",
+    "comma": ",",
+    ".": ".",
+    "dot": ".",
+    "point": ".",
+    "period": ".",
+    "'": "'",
+    "apostrophe": "'",
+    "space": " ",
+}
+_TIMESTAMP_FIELD = {Role.ORDERS: "order_date", Role.PAYMENTS: "captured_at"}
+_DATE_PART = re.compile(r"^(%[dmYy])([-/.])(%[dmYy])\2(%[dmYy])")
+_TIME_PATTERNS = ("%H:%M:%S", "%H:%M", "%I:%M:%S %p", "%I:%M %p", "%H:%M:%S.%f")
+
+
+def _amount_answers(role: Role, answers: dict[str, str]) -> dict[str, dict[str, str]]:
+    """The amount parts a person answered, per amount field of `role` (field -> part -> text)."""
+    fields = [s.name for s in SCHEMA[role] if s.kind == "amount"]
+    found: dict[str, dict[str, str]] = {}
+    for part in ("decimal", "thousands", "unit"):
+        for name in fields:
+            value = answers.get(f"{name}_{part}", answers.get(part))
+            if value is not None:
+                found.setdefault(name, {})[part] = value
+    return found
+
+
+def reading_from_answers(
+    role: Role,
+    options: ReadingOptions,
+    choices: list[FieldChoice],
+    sample: CsvSample,
+    answers: dict[str, str],
+) -> ReadingOptions:
+    """`options` with a person's answers applied: separators and unit of each amount field,
+    date order, pattern, time zone, zone column and time column of the timestamp field.
+
+    Raises MappingError, in words, for a value that cannot work, and UnknownColumnError for a
+    column the file does not have.
+    """
+    columns = {c.field: c.column for c in choices if c.column}
+    amounts = dict(options.amounts)
+    for name, parts in _amount_answers(role, answers).items():
+        base = amounts.get(name, AmountReading())
+        update: dict[str, str] = {}
+        if "decimal" in parts:
+            mark = _DECIMAL_WORDS.get(parts["decimal"].strip().lower())
+            if mark is None:
+                raise MappingError(f'decimal is . or , (or dot, comma), not "{parts["decimal"]}"')
+            update["decimal"] = mark
+        if "thousands" in parts:
+            text = parts["thousands"]
+            sep = _THOUSANDS_WORDS.get(text.strip().lower() if text.strip() else text)
+            if sep is None:
+                raise MappingError(
+                    f'thousands is none, comma, dot, apostrophe or space, not "{text}"'
+                )
+            update["thousands"] = sep
+        if "unit" in parts:
+            unit = parts["unit"].strip().lower()
+            if unit not in ("major", "minor"):
+                raise MappingError(f'unit is major or minor, not "{parts["unit"]}"')
+            update["unit"] = unit
+        reading = base.model_copy(update=update)
+        if reading.decimal == reading.thousands:
+            raise MappingError(
+                f'{name}: the decimal mark and the thousands separator are both "{reading.decimal}"'
+            )
+        if name in columns or name in amounts:
+            amounts[name] = AmountReading.model_validate(reading.model_dump())
+    timestamps = dict(options.timestamps)
+    field = _TIMESTAMP_FIELD[role]
+    asked = {name: answers[name] for name in TIME_OPTIONS if name in answers}
+    if asked:
+        column = columns.get(field)
+        if column is None:
+            raise MappingError(
+                f"{sample.layout.file_name} has no column mapped to {field}: map it first "
+                f"(edit {role.value}.{field}=COLUMN)"
+            )
+        timestamps[field] = _timestamp_answers(
+            sample, column, timestamps.get(field), asked, f"{role.value}.{field}"
+        )
+    return options.model_copy(update={"amounts": amounts, "timestamps": timestamps})
+
+
+def _check_column(sample: CsvSample, name: str, option: str) -> str:
+    column = name.strip()
+    if column not in sample.layout.columns:
+        raise UnknownColumnError(
+            f'{sample.layout.file_name} has no column "{column}" ({option}); '
+            f"its columns are: {', '.join(sample.layout.columns)}"
+        )
+    return column
+
+
+def _timestamp_answers(
+    sample: CsvSample,
+    column: str,
+    base: TimestampReading | None,
+    asked: dict[str, str],
+    where: str,
+) -> TimestampReading:
+    """The reading of a timestamp column after a person's answers (see `TIME_OPTIONS`)."""
+    values = [v.strip() for v in column_values(sample, column) if v.strip()]
+    update: dict[str, str | None] = {}
+    time_column = base.time_column if base else None
+    if "time_column" in asked:
+        time_column = (
+            _check_column(sample, asked["time_column"], "time_column")
+            if asked["time_column"].strip()
+            else None
+        )
+        update["time_column"] = time_column
+    pattern = base.pattern if base else None
+    if "timestamp_pattern" in asked:
+        pattern = asked["timestamp_pattern"].strip()
+        if "%" not in pattern:
+            raise MappingError(
+                f'timestamp_pattern "{pattern}" has no %-directive; write it like %d.%m.%Y %H:%M'
+            )
+    elif "date_order" in asked or (time_column and (pattern is None or "%H" not in pattern)):
+        order = asked.get("date_order", "").strip().upper() or _date_order_of(pattern)
+        if order not in ("DMY", "MDY", "YMD"):
+            raise MappingError(f'date_order is DMY, MDY or YMD, not "{asked["date_order"]}"')
+        dates = [v.split()[0] for v in values] if time_column else values
+        pattern = _pattern_for_order(dates, order, where)
+        if time_column:
+            times = [v.strip() for v in column_values(sample, time_column) if v.strip()]
+            best = max(_TIME_PATTERNS, key=lambda p: timestamp_hits(p, times[:50]))
+            if not timestamp_hits(best, times[:50]):
+                raise MappingError(
+                    f'no value of "{time_column}" (time_column) reads as a time of day, '
+                    "e.g. 14:03:00"
+                )
+            pattern = f"{pattern} {best}"
+    if pattern is None:
+        raise MappingError(
+            f'no value of "{column}" reads as a timestamp: give timestamp_pattern or date_order'
+        )
+    update["pattern"] = pattern
+    if "timezone" in asked:
+        update["timezone"] = _zone(asked["timezone"])
+    if "timezone_column" in asked:
+        text = asked["timezone_column"].strip()
+        update["zone_column"] = _check_column(sample, text, "timezone_column") if text else None
+    zone = update.get("timezone", base.timezone if base else "UTC")
+    return TimestampReading(
+        pattern=pattern,
+        timezone=zone,
+        zone_column=update.get("zone_column", base.zone_column if base else None),
+        time_column=update.get("time_column", time_column),
+    )
+
+
+def _zone(text: str) -> str:
+    """An IANA time zone name as a person typed it; raises MappingError for one that is not."""
+    name = text.strip()
+    if name.upper() in ("UTC", "GMT", "Z"):
+        return "UTC"
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise MappingError(
+            f'"{text}" is not an IANA time zone; write it like Europe/Berlin or America/New_York'
+        ) from None
+    return name
+
+
+def _date_order_of(pattern: str | None) -> str:
+    """DMY, MDY or YMD: the order of the date part of a strptime pattern ("" if none)."""
+    match = _DATE_PART.match(pattern or "")
+    if not match:
+        return ""
+    parts = (match.group(1), match.group(3), match.group(4))
+    return "".join({"%d": "D", "%m": "M", "%Y": "Y", "%y": "Y"}[p] for p in parts)
+
+
+def _pattern_for_order(values: list[str], order: str, where: str) -> str:
+    """The timestamp pattern with dates in `order` that reads most of `values`."""
+    tokens = {"D": "%d", "M": "%m"}
+    candidates = []
+    for fmt in (*TIMESTAMP_FORMATS, *(f.replace("%Y", "%y") for f in TIMESTAMP_FORMATS)):
+        if _date_order_of(fmt) == order:
+            candidates.append(fmt)
+    probe = values[:200]
+    best = max(candidates, key=lambda p: timestamp_hits(p, probe), default=None)
+    if best is None or not timestamp_hits(best, probe):
+        example = "".join(tokens.get(c, "%Y") for c in order)
+        raise MappingError(
+            f"no value of {where} reads as a {order} date ({example}); give timestamp_pattern"
+        )
+    return best
+
+
+def swap_from_answers(answers: dict[Role, dict[str, str]], names: tuple[str, str]) -> bool | None:
+    """Whether a person's `orders_file` answer makes the second of two files the orders export.
+
+    None when nobody answered; raises MappingError for a name that is neither file.
+    """
+    given = [a["orders_file"] for a in answers.values() if a.get("orders_file", "").strip()]
+    if not given:
+        return None
+    wanted = given[0].strip()
+    for index, name in enumerate(names):
+        if wanted == name or wanted.casefold() == name.casefold():
+            return index == 1
+    raise MappingError(
+        f'orders_file "{wanted}" is neither file; the files are {names[0]} and {names[1]}'
+    )

@@ -9,6 +9,7 @@ files at once. Minor units are computed by the engine, where a currency table ca
 
 from __future__ import annotations
 
+import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +30,7 @@ from agent.data.ingest import (
     layout_from_options,
     read_table,
 )
+from agent.data.policy import Policy
 from agent.data.schema import SCHEMA, DatasetMapping, IdReading, Mapping, Role
 from agent.errors import UnknownColumnError
 
@@ -73,7 +75,11 @@ def load_dataset(
     select = _select_list(role, layout, mapping, keep_raw=keep_raw)
     derived = _derived_columns(role, mapping)
     query = f"SELECT *, {derived} FROM (SELECT {select} FROM {SOURCE})"
-    return read_table(con, table_name(role), query, path, layout, workdir)
+    read = read_table(con, table_name(role), query, path, layout, workdir)
+    for name, stamp in options.timestamps.items():
+        if stamp.zone_column is not None and name in mapping.columns:
+            _apply_zones(con, table_name(role), name, stamp.timezone)
+    return read
 
 
 def load_both(
@@ -137,9 +143,22 @@ def _select_list(role: Role, layout: CsvLayout, mapping: DatasetMapping, *, keep
             parts.append(f"{sql_amount(column, fmt)} AS {spec.name}")
         elif spec.kind == "timestamp":
             stamp = mapping.options.timestamps.get(spec.name)
+            if stamp is not None and stamp.time_column is not None:
+                # The date in one column, the time of day in another: read them joined.
+                time = _column_of(layout, columns, stamp.time_column, "time_column")
+                column = f"concat_ws(' ', {text}, NULLIF({sql_trim(time)}, ''))"
+                text = f"NULLIF({column}, '')"
             if keep_raw:
                 parts.append(f"{text} AS {spec.name}_raw")
             if stamp is None:
+                parts.append(f"NULL::TIMESTAMPTZ AS {spec.name}")
+            elif stamp.zone_column is not None:
+                # Each row's zone is in another column: read the local time here, and let
+                # `_apply_zones` turn it into a point in time once the zones are known.
+                zone = _column_of(layout, columns, stamp.zone_column, "timezone_column")
+                local = sql_timestamp(column, TimestampFormat(stamp.pattern, "UTC"))
+                parts.append(f"{local} AS {spec.name}_local")
+                parts.append(f"NULLIF({sql_trim(zone)}, '') AS {spec.name}_zone")
                 parts.append(f"NULL::TIMESTAMPTZ AS {spec.name}")
             else:
                 stamp_format = TimestampFormat(stamp.pattern, stamp.timezone)
@@ -150,7 +169,127 @@ def _select_list(role: Role, layout: CsvLayout, mapping: DatasetMapping, *, keep
             parts.append(f"replace(lower({text}), ' ', '_') AS {spec.name}")
         else:
             parts.append(f"{text} AS {spec.name}")
+    if role is Role.PAYMENTS:
+        parts.append(f"{_row_kind_sql(layout, mapping, columns)} AS row_kind")
     return ", ".join(parts)
+
+
+def _column_of(layout: CsvLayout, columns: dict[str, str], name: str, option: str) -> str:
+    """The positional name (`c3`) of a column a reading option names; raises if there is none."""
+    if name not in columns:
+        raise UnknownColumnError(
+            f'{layout.file_name} has no column "{name}" ({option}); '
+            f"its columns are: {', '.join(layout.columns)}"
+        )
+    return columns[name]
+
+
+# Time zone abbreviations exports write, as fixed offsets in minutes (a row that says PDT was
+# written in daylight time, whatever the date), and the zone names some dashboards write.
+ZONE_ABBREVIATIONS = {
+    "UTC": 0, "GMT": 0, "Z": 0, "WET": 0, "WEST": 60, "BST": 60, "CET": 60, "CEST": 120,
+    "EET": 120, "EEST": 180, "MSK": 180, "IST": 330, "SGT": 480, "HKT": 480, "JST": 540,
+    "KST": 540, "AEST": 600, "AEDT": 660, "NZST": 720, "NZDT": 780, "HST": -600, "AKST": -540,
+    "AKDT": -480, "PST": -480, "PDT": -420, "MST": -420, "MDT": -360, "CST": -360, "CDT": -300,
+    "EST": -300, "EDT": -240, "AST": -240, "ADT": -180, "NST": -210, "NDT": -150,
+}  # fmt: skip
+ZONE_NAMES = {
+    "pacific time (us & canada)": "America/Los_Angeles",
+    "mountain time (us & canada)": "America/Denver",
+    "central time (us & canada)": "America/Chicago",
+    "eastern time (us & canada)": "America/New_York",
+    "atlantic time (canada)": "America/Halifax",
+    "alaska": "America/Anchorage",
+    "hawaii": "Pacific/Honolulu",
+    "london": "Europe/London",
+    "berlin": "Europe/Berlin",
+    "paris": "Europe/Paris",
+    "amsterdam": "Europe/Amsterdam",
+}
+_OFFSET = re.compile(r"^(?:UTC|GMT)?\s*([+-])(\d{1,2})(?::?(\d{2}))?$", re.IGNORECASE)
+MAX_ZONES = 1000
+
+
+def zone_sql(con: duckdb.DuckDBPyConnection, value: str, local: str) -> str | None:
+    """A DuckDB expression: the naive timestamp `local` written in the zone `value`, as a point
+    in time; None for a value that names no zone (an offset such as `+02:00` or `UTC-5`, an
+    abbreviation such as `CET` or `PDT`, a dashboard name such as `Central Time (US &
+    Canada)`, or an IANA name such as `Europe/Berlin`)."""
+    text = value.strip()
+    minutes: int | None = None
+    if match := _OFFSET.match(text):
+        sign = -1 if match.group(1) == "-" else 1
+        minutes = sign * (int(match.group(2)) * 60 + int(match.group(3) or 0))
+    elif text.upper() in ZONE_ABBREVIATIONS:
+        minutes = ZONE_ABBREVIATIONS[text.upper()]
+    if minutes is not None:
+        return f"timezone('UTC', {local} - INTERVAL ({minutes}) MINUTE)"
+    name = ZONE_NAMES.get(text.lower(), text)
+    try:
+        con.execute("SELECT timezone(?, TIMESTAMP '2000-01-01')", [name]).fetchone()
+    except duckdb.Error:
+        return None
+    return f"timezone({_sql_text(name)}, {local})"
+
+
+def _apply_zones(
+    con: duckdb.DuckDBPyConnection, table: str, name: str, default: str | None
+) -> None:
+    """Give `name` its point in time from `name_local` and the row's zone `name_zone`.
+
+    Rows whose zone cell is empty take the mapping's `default` zone (UTC when none); rows whose
+    zone names nothing stay empty, so validation reports them as unreadable with their rows.
+    Only the distinct zones are looked at (at most MAX_ZONES), and rows keep their order.
+    """
+    local = f"{name}_local"
+    zones = con.execute(
+        f"SELECT DISTINCT {name}_zone FROM {table} WHERE {name}_zone IS NOT NULL LIMIT {MAX_ZONES}"
+    ).fetchall()
+    cases = []
+    for (zone,) in zones:
+        expr = zone_sql(con, str(zone), local)
+        if expr is not None:
+            cases.append(f"WHEN {_sql_text(str(zone))} THEN {expr}")
+    fallback = zone_sql(con, default or "UTC", local) or f"timezone('UTC', {local})"
+    switch = f"CASE {name}_zone {' '.join(cases)} END" if cases else "NULL"
+    con.execute(
+        f"UPDATE {table} SET {name} = "
+        f"CASE WHEN {name}_zone IS NULL THEN {fallback} ELSE {switch} END"
+    )
+
+
+def kinds_column(mapping: DatasetMapping) -> str | None:
+    """The column whose values say each payment row's kind, when the mapping reads row kinds."""
+    kinds = mapping.options.kinds
+    if kinds is None:
+        return None
+    return kinds.column or mapping.columns.get("payment_status")
+
+
+def _row_kind_sql(layout: CsvLayout, mapping: DatasetMapping, columns: dict[str, str]) -> str:
+    """The row-kind value of a payment row, read as status words are (`kind_word`)."""
+    source = kinds_column(mapping)
+    if source is None:
+        if mapping.options.kinds is not None:
+            raise UnknownColumnError(
+                f"{layout.file_name}: row kinds are set but no column says them; map "
+                "payment_status or set kinds_column"
+            )
+        return "NULL::VARCHAR"
+    if source not in columns:
+        raise UnknownColumnError(
+            f'{layout.file_name} has no column "{source}" (kinds_column); '
+            f"its columns are: {', '.join(layout.columns)}"
+        )
+    column = columns[source]
+    return f"replace(lower(NULLIF({sql_trim(column)}, '')), ' ', '_')"
+
+
+def sql_words(words: tuple[str, ...] | list[str]) -> str:
+    """A DuckDB list literal of words for `x IN ...`; `(NULL)` when empty (nothing is in it)."""
+    if not words:
+        return "(NULL)"
+    return "(" + ", ".join(_sql_text(w) for w in words) + ")"
 
 
 def key_sql(value: str, reading: IdReading | None = None) -> str:
@@ -295,6 +434,7 @@ def validate(
     total_row = con.execute(f"SELECT count(*) FROM {table}").fetchone()
     total = int(total_row[0]) if total_row else 0
     report.rows[role.value] = total
+    keep = _counted_rows(role, mapping)
     for spec in SCHEMA[role]:
         column = mapping.columns.get(spec.name)
         if column is None:
@@ -310,6 +450,7 @@ def validate(
                 f"{spec.name}_raw IS NOT NULL AND {spec.name} IS NULL",
                 f"{spec.name}_raw IS NOT NULL",
                 column,
+                keep,
             )
             check.problem = "values that do not read as " + (
                 "amounts" if spec.kind == "amount" else "timestamps"
@@ -324,6 +465,7 @@ def validate(
                 f"(SELECT code FROM {known_currency_sql()})",
                 f"{spec.name} IS NOT NULL",
                 column,
+                keep,
             )
             check.problem = "values that are not ISO 4217 currency codes"
         elif spec.kind == "id" and spec.required:
@@ -335,6 +477,7 @@ def validate(
                 f"{spec.name} IS NULL AND NOT ({_blank_row(role, mapping)})",
                 "true",
                 column,
+                keep,
             )
             check.problem = "rows with an empty id"
         else:
@@ -348,7 +491,62 @@ def validate(
             )
             severe = spec.required and check.unreadable_share > 1 - REQUIRED_SHARE
             (report.errors if severe else report.warnings).append(message)
+    if role is Role.PAYMENTS:
+        _check_kinds(con, report, file_name, mapping)
     return report
+
+
+def _check_kinds(
+    con: duckdb.DuckDBPyConnection,
+    report: ValidationReport,
+    file_name: str,
+    mapping: DatasetMapping,
+) -> None:
+    """An error naming every row-kind value in no list, with the edit that classifies them.
+
+    Rows whose status is a failed attempt (the default policy's words) or a value to ignore
+    are not asked about: they are ignored whatever their kind.
+    """
+    kinds = mapping.options.kinds
+    column = kinds_column(mapping)
+    if kinds is None or column is None:
+        return
+    known = sql_words([*kinds.capture, *kinds.refund, *kinds.ignore])
+    skipped = sql_words([*Policy().failed_payment_statuses, *kinds.ignore])
+    rows = con.execute(
+        f"SELECT coalesce(row_kind, ''), count(*), list(rowid + 1 ORDER BY rowid)[1:3] "
+        f"FROM {table_name(Role.PAYMENTS)} "
+        f"WHERE (row_kind IS NULL OR row_kind NOT IN {known}) "
+        f"AND coalesce(payment_status NOT IN {skipped}, true) "
+        "GROUP BY 1 ORDER BY 2 DESC, 1"
+    ).fetchall()
+    if not rows:
+        return
+    total = sum(int(count) for _, count, _ in rows)
+    listed = ", ".join(
+        f'"{value or "(empty)"}" ({count:,}, e.g. rows {", ".join(str(r) for r in examples)})'
+        for value, count, examples in rows
+    )
+    values = [value for value, _, _ in rows if value]
+    suggestion = ", ".join([*kinds.ignore, *values])
+    report.errors.append(
+        f'{file_name}: {total:,} rows have a row kind in column "{column}" that is in no list: '
+        f"{listed}. Say what they are, e.g. "
+        f'edit payments.kinds_ignore="{suggestion}" (or kinds_capture / kinds_refund)'
+    )
+
+
+def _counted_rows(role: Role, mapping: DatasetMapping) -> str:
+    """The rows whose values are checked: not those the approved row kinds ignore (a fee or a
+    payout row has no payment id or capture), nor failed attempts under the default policy."""
+    kinds = mapping.options.kinds
+    if role is not Role.PAYMENTS or kinds is None:
+        return "true"
+    skipped = sql_words([*Policy().failed_payment_statuses, *kinds.ignore])
+    return (
+        f"NOT coalesce(row_kind IN {sql_words(kinds.ignore)}, false) "
+        f"AND NOT coalesce(payment_status IN {skipped}, false)"
+    )
 
 
 def _blank_row(role: Role, mapping: DatasetMapping) -> str:
@@ -366,7 +564,9 @@ def _unreadable(
     bad: str,
     filled: str,
     column: str,
+    keep: str = "true",
 ) -> FieldCheck:
+    filled, bad = f"({filled}) AND {keep}", f"({bad}) AND {keep}"
     row = con.execute(
         f"SELECT count(*) FILTER (WHERE {filled}), count(*) FILTER (WHERE {bad}), "
         f"list(rowid + 1 ORDER BY rowid) FILTER (WHERE {bad})[1:5] FROM {table}"

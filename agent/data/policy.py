@@ -230,7 +230,9 @@ class Policy(BaseModel):
             ),
             "capture_without_order": (
                 "A successful payment whose order reference is empty or names no order in the "
-                "orders file."
+                "orders file; also a refund row (reason `refund`) whose payment id names no "
+                "capture and whose reference names no order: money moved for an order the files "
+                "do not show."
             ),
             "duplicate_payment_row": (
                 "The same payment id appears on more than one row of the payments file (a "

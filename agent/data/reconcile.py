@@ -25,6 +25,7 @@ from agent.data.normalize import (
     merge,
     minor_sql,
     reference_tokens_sql,
+    sql_words,
     validate,
 )
 from agent.data.policy import CATEGORY_ORDER, Policy
@@ -322,6 +323,11 @@ def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy)
         for name, reading in options.amounts.items()
     }
     ids = mapping.payments.options.ids
+    kinds = mapping.payments.options.kinds
+    kinds_on = "false" if kinds is None else "true"
+    k_ignore = sql_words(kinds.ignore if kinds else ())
+    k_refund = sql_words(kinds.refund if kinds else ())
+    k_known = sql_words([*kinds.capture, *kinds.refund, *kinds.ignore] if kinds else ())
     units.setdefault("order_amount", "major")
     units.setdefault("captured_amount", "major")
     units.setdefault("refunded_amount", units["captured_amount"])
@@ -391,11 +397,16 @@ def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy)
     SELECT order_key, r FROM order_row_kinds
     WHERE kind = 'head' AND order_key NOT IN (SELECT order_key FROM bad_orders);
 
-    -- Every payment row: a payment to match, or ignored or unreadable with a reason.
+    -- Every payment row: a payment to match, a refund of one, or ignored or unreadable with a
+    -- reason. With row kinds approved, the kind column says which rows are captures.
     CREATE OR REPLACE TABLE payment_row_kinds AS
     SELECT p.rowid AS r,
       CASE
         WHEN p.payment_status IN {failed} THEN 'ignored'
+        WHEN {kinds_on} AND (p.row_kind IN {k_ignore} OR p.payment_status IN {k_ignore})
+          THEN 'ignored'
+        WHEN {kinds_on} AND coalesce(p.row_kind NOT IN {k_known}, true) THEN 'unreadable'
+        WHEN p.row_kind IN {k_refund} THEN 'refund'
         WHEN p.payment_id IS NULL OR NOT p.captured_amount_filled OR p.captured_amount IS NULL
           OR e.exponent IS NULL THEN 'unreadable'
         WHEN p.captured_amount = 0 THEN 'ignored'
@@ -403,13 +414,21 @@ def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy)
       END AS kind,
       CASE
         WHEN p.payment_status IN {failed} THEN 'failed_attempt'
+        WHEN {kinds_on} AND (p.row_kind IN {k_ignore} OR p.payment_status IN {k_ignore})
+          THEN 'row_kind'
+        WHEN {kinds_on} AND coalesce(p.row_kind NOT IN {k_known}, true) THEN 'unknown_row_kind'
+        WHEN p.row_kind IN {k_refund} THEN NULL
         WHEN p.payment_id IS NULL THEN 'empty_payment_id'
         WHEN NOT p.captured_amount_filled THEN 'empty_amount'
         WHEN p.captured_amount IS NULL THEN 'unreadable_amount'
         WHEN p.currency_code IS NULL THEN 'missing_currency'
         WHEN e.exponent IS NULL THEN 'unreadable_currency'
         WHEN p.captured_amount = 0 THEN 'zero_capture'
-      END AS reason
+      END AS reason,
+      -- The value that decided an ignored or unknown kind, for the exceptions CSV.
+      CASE WHEN p.row_kind IN {k_ignore} OR NOT {kinds_on} THEN p.row_kind
+           WHEN p.payment_status IN {k_ignore} THEN p.payment_status
+           ELSE p.row_kind END AS value
     FROM payments_rows p LEFT JOIN currency_exponents e ON e.code = p.currency_code;
 
     -- Payments: repeated rows of one payment id counted once.
@@ -449,6 +468,31 @@ def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy)
     LEFT JOIN currency_exponents e ON e.code = p.currency
     LEFT JOIN order_heads f ON f.order_key = p.ref_key;
 
+    -- Refund rows: each returns money of the capture with the same payment id, or else of the
+    -- order its reference names. Its amount is the captured amount's or the refunded amount's
+    -- size (exports write refunds negative or positive); none readable: the whole capture.
+    CREATE OR REPLACE TABLE refunds AS
+    SELECT p.r, p.payment_id, coalesce(c.order_r, f.r) AS order_r, c.r AS capture_r,
+           abs(coalesce(
+               {minor_sql("p.captured_amount", units["captured_amount"], "e.exponent")},
+               {minor_sql("p.refunded_amount", units["refunded_amount"], "e.exponent")}))
+               AS amount_minor
+    FROM (SELECT rowid AS r, payment_id, ref_key, currency_code, captured_amount,
+                 refunded_amount
+          FROM payments_rows
+          WHERE rowid IN (SELECT r FROM payment_row_kinds WHERE kind = 'refund')) p
+    LEFT JOIN currency_exponents e ON e.code = p.currency_code
+    LEFT JOIN (SELECT payment_id, any_value(r) AS r, any_value(order_r) AS order_r
+               FROM payments WHERE payment_id IS NOT NULL GROUP BY 1) c
+           ON c.payment_id = p.payment_id
+    LEFT JOIN order_heads f ON f.order_key = p.ref_key;
+
+    -- What the refund rows of each order returned (amount unknown: the whole capture).
+    CREATE OR REPLACE TABLE order_refunds AS
+    SELECT order_r, coalesce(sum(amount_minor), 0) AS refunded,
+           bool_or(amount_minor IS NULL) AS whole
+    FROM refunds WHERE order_r IS NOT NULL GROUP BY 1;
+
     -- Orders that more than one payment names.
     CREATE OR REPLACE TABLE shared_orders AS
     SELECT order_r FROM payments WHERE order_r IS NOT NULL AND amount_minor IS NOT NULL
@@ -463,7 +507,7 @@ def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy)
                epoch_us(o.order_date) AS order_at, o.order_status
         FROM order_first f JOIN orders_rows o ON o.rowid = f.r
         LEFT JOIN currency_exponents e ON e.code = o.currency_code
-    ), by_order AS (
+    ), by_payment AS (
         SELECT order_r, 1 AS n, amount_minor AS captured, refunded_minor AS refunded,
                currency AS currency_low, currency AS currency_high,
                captured_at AS first_capture, captured_at AS last_capture,
@@ -481,6 +525,16 @@ def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy)
         FROM payments
         WHERE order_r IN (SELECT order_r FROM shared_orders) AND amount_minor IS NOT NULL
         GROUP BY 1
+    ), by_order AS (
+        -- Refund rows add to what the order's captures say was refunded.
+        SELECT b.order_r, b.n, b.captured, b.refunded + coalesce(x.refunded, 0) AS refunded,
+               b.currency_low, b.currency_high, b.first_capture, b.last_capture, b.smallest,
+               b.largest,
+               b.all_refunded OR coalesce(x.whole, false)
+                   OR (x.order_r IS NOT NULL AND b.refunded + x.refunded >= b.captured)
+                   AS all_refunded,
+               b.any_refunded OR x.order_r IS NOT NULL AS any_refunded
+        FROM by_payment b LEFT JOIN order_refunds x ON x.order_r = b.order_r
     )
     SELECT o.r, o.order_id, o.order_key, o.currency, o.exponent, o.amount_minor, b.n,
            b.captured,
@@ -539,8 +593,13 @@ def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy)
     FROM bad_orders b JOIN orders_rows o ON o.rowid = b.r
     LEFT JOIN currency_exponents e ON e.code = o.currency_code;
 
+    -- The payment rows behind each flagged order: its captures, and its refunds (no amount
+    -- here: a refund never covers an order).
     CREATE OR REPLACE TABLE finding_payments AS
     SELECT order_r, r, payment_id, amount_minor FROM payments
+    WHERE order_r IN (SELECT r FROM flagged_orders)
+    UNION ALL
+    SELECT order_r, r, payment_id, NULL FROM refunds
     WHERE order_r IN (SELECT r FROM flagged_orders);
 
     -- With three or more captures, whether a single one covers the order needs each capture.
@@ -606,6 +665,14 @@ def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy)
         LEFT JOIN payment_copies pc ON pc.r = p.r
         LEFT JOIN multi m ON m.payment_r = p.r
         UNION ALL
+        -- Refunds of a capture and an order that neither file has: money moved, unexplained.
+        SELECT 'capture_without_order', 'refund', rf.r + 1, [], [], [],
+               list_filter([rf.payment_id], lambda x: x IS NOT NULL), [rf.r + 1],
+               p.currency_code, e.exponent, NULL, rf.amount_minor
+        FROM refunds rf JOIN payments_rows p ON p.rowid = rf.r
+        LEFT JOIN currency_exponents e ON e.code = p.currency_code
+        WHERE rf.order_r IS NULL
+        UNION ALL
         -- Rows whose required values do not read: findings of their own.
         SELECT 'unreadable_row', k.reason, k.r + 1,
                list_filter([o.order_id], lambda x: x IS NOT NULL), [], [k.r + 1],
@@ -613,7 +680,10 @@ def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy)
         FROM order_row_kinds k JOIN orders_rows o ON o.rowid = k.r
         WHERE k.kind = 'unreadable' AND k.order_key IS NULL
         UNION ALL
-        SELECT 'unreadable_row', k.reason, k.r + 1, [], [],
+        SELECT 'unreadable_row',
+               CASE WHEN k.reason = 'unknown_row_kind'
+                    THEN k.reason || ':' || coalesce(k.value, '') ELSE k.reason END,
+               k.r + 1, [], [],
                [], list_filter([p.payment_id], lambda x: x IS NOT NULL), [k.r + 1],
                p.currency_code, NULL, NULL, NULL
         FROM payment_row_kinds k JOIN payments_rows p ON p.rowid = k.r
@@ -682,7 +752,9 @@ FROM (
            fmt_minor(actual - expected, exponent) AS difference
     FROM findings
     UNION ALL
-    SELECT 1000, l.r + 1, 'ignored', l.reason,
+    SELECT 1000, l.r + 1, 'ignored',
+           CASE WHEN l.reason = 'row_kind' THEN l.reason || ':' || coalesce(k.value, '')
+                ELSE l.reason END,
            CASE WHEN l.role = 'orders' THEN list_filter([o.order_id], lambda x: x IS NOT NULL)
                 ELSE [] END,
            CASE WHEN l.role = 'orders' THEN [l.r + 1] ELSE [] END,
@@ -694,6 +766,7 @@ FROM (
     FROM ledger_rows l
     LEFT JOIN orders_rows o ON l.role = 'orders' AND o.rowid = l.r
     LEFT JOIN payments_rows p ON l.role = 'payments' AND p.rowid = l.r
+    LEFT JOIN payment_row_kinds k ON l.role = 'payments' AND k.r = l.r
     WHERE l.bucket = 'ignored'
 )
 ORDER BY rank, sort_row

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
 
 class Role(StrEnum):
@@ -454,12 +454,19 @@ class AmountReading(BaseModel):
 
 
 class TimestampReading(BaseModel):
-    """How a timestamp column is written: a strptime pattern and the zone of naive values."""
+    """How a timestamp column is written: a strptime pattern and the zone of naive values.
+
+    `zone_column` names a column that gives each row's zone (then `timezone` is only for rows
+    where it is empty); `time_column` a column holding the time of day when the mapped column
+    holds only the date (`pattern` then reads "DATE TIME", the two cells joined by a space).
+    """
 
     model_config = ConfigDict(frozen=True)
 
     pattern: str
     timezone: str | None = None
+    zone_column: str | None = None
+    time_column: str | None = None
 
 
 class IdReading(BaseModel):
@@ -511,9 +518,127 @@ ID_OPTIONS: dict[str, str] = {
 }
 
 
+def kind_word(value: str) -> str:
+    """A row-kind value as the engine compares it: trimmed, lower case, spaces as underscores.
+
+    The same reading as a status column (`replace(lower(x), ' ', '_')`), so a value typed in
+    an edit (`Payment Refund`) names the cells written that way in any case. Values are
+    compared whole, never in part: `MerchantPayout` is `merchantpayout`.
+    """
+    return value.strip().lower().replace(" ", "_")
+
+
+class RowKinds(BaseModel):
+    """Which values of a status or type column mark captures, refunds, or rows to ignore.
+
+    `column` is the column read for the kind (None: the mapped `payment_status` column). A row
+    whose kind value is in `ignore` (or whose status is, where the kind comes from another
+    column) is ignored; in `refund`, it is a refund of the capture or order it names; in
+    `capture`, a capture. Any other value is an unknown row kind: reported, never dropped.
+    Values are stored as `kind_word` reads them, sorted, so the digest does not depend on the
+    order or the case they were typed in.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    column: str | None = None
+    capture: tuple[str, ...] = ()
+    refund: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+
+    @field_validator("capture", "refund", "ignore", mode="before")
+    @classmethod
+    def _words(cls, value: object) -> tuple[str, ...]:
+        if isinstance(value, str):
+            value = value.split(",")
+        if not isinstance(value, list | tuple):
+            raise ValueError(f"must be a list of values (got {value!r})")
+        return tuple(sorted({kind_word(str(v)) for v in value if str(v).strip()}))
+
+    @model_validator(mode="after")
+    def _disjoint(self) -> RowKinds:
+        lists = {"capture": self.capture, "refund": self.refund, "ignore": self.ignore}
+        seen: dict[str, str] = {}
+        for name, words in lists.items():
+            for word in words:
+                if word in seen:
+                    raise ValueError(
+                        f'"{word}" is in kinds_{seen[word]} and kinds_{name}; a value can be '
+                        "only one kind"
+                    )
+                seen[word] = name
+        if not self.capture:
+            raise ValueError("kinds_capture is empty: name at least one value that is a capture")
+        return self
+
+    def kind_of(self, value: str) -> str | None:
+        """`capture`, `refund`, `ignore`, or None for a value in no list."""
+        word = kind_word(value)
+        for name in ("ignore", "refund", "capture"):
+            if word in getattr(self, name):
+                return name
+        return None
+
+
+KIND_OPTIONS: dict[str, str] = {
+    "kinds_column": (
+        "the column whose values say what each payment row is (default: the payment status "
+        "column), e.g. Type"
+    ),
+    "kinds_capture": "comma-separated values of that column that are captures, e.g. Settled, Sale",
+    "kinds_refund": (
+        "comma-separated values that are refunds of an earlier capture (matched by payment id "
+        "or order reference), e.g. Refunded, Credit"
+    ),
+    "kinds_ignore": (
+        "comma-separated values of rows that are neither captures nor refunds (fees, payouts, "
+        "pending memos), e.g. Fee, MerchantPayout"
+    ),
+}
+
+
+# The amount fields of both roles: each can be given its own separators and unit.
+_AMOUNT_FIELDS = ("order_amount", "captured_amount", "refunded_amount")
+
+AMOUNT_OPTIONS: dict[str, str] = {
+    "decimal": "the decimal mark of the file's amounts: . or , (decimal=, reads 1.234,50)",
+    "thousands": (
+        "the thousands separator of the file's amounts: none, comma, dot, apostrophe or space"
+    ),
+    "unit": "major (12.50) or minor (1250, in cents) for the file's amounts",
+    **{
+        f"{name}_{part}": f"the {part} of {name} only (as {part} above)"
+        for name in _AMOUNT_FIELDS
+        for part in ("decimal", "thousands", "unit")
+    },
+}
+
+# A file has one timestamp field (orders: order_date, payments: captured_at): these read it.
+TIME_OPTIONS: dict[str, str] = {
+    "date_order": "the order of day, month and year in the file's dates: DMY, MDY or YMD",
+    "timestamp_pattern": "the exact pattern of the file's timestamps, e.g. %d.%m.%Y %H:%M",
+    "timezone": "the IANA time zone of timestamps written without one, e.g. Europe/Berlin",
+    "timezone_column": (
+        "a column giving each row's time zone (an IANA name, an offset such as +02:00, or an "
+        "abbreviation such as CET or PDT)"
+    ),
+    "time_column": "a column holding the time of day when the timestamp column holds the date",
+}
+
+# Which file plays which role: answered on either role (`orders.orders_file=shop.csv`).
+ROLE_OPTIONS: dict[str, str] = {
+    "orders_file": "the name of the file that is the orders export (the other holds payments)",
+}
+
 # Every reading option a person can set by name in an edit (`ROLE.OPTION=VALUE`), beside the
 # canonical fields (`ROLE.FIELD=COLUMN`); the edit parsers and the guard accept exactly these.
-READING_OPTIONS: dict[str, str] = {**ID_OPTIONS}
+READING_OPTIONS: dict[str, str] = {
+    **ID_OPTIONS,
+    **KIND_OPTIONS,
+    **AMOUNT_OPTIONS,
+    **TIME_OPTIONS,
+    **ROLE_OPTIONS,
+}
 
 
 class ReadingOptions(BaseModel):
@@ -528,6 +653,12 @@ class ReadingOptions(BaseModel):
     amounts: dict[str, AmountReading] = {}
     timestamps: dict[str, TimestampReading] = {}
     ids: IdReading | None = None
+    kinds: RowKinds | None = None
+
+
+# Options added after the first approvals: left out of `Mapping.canonical()` while unset.
+_LATER_OPTIONS = ("ids", "kinds")
+_LATER_TIMESTAMP_OPTIONS = ("zone_column", "time_column")
 
 
 class DatasetMapping(BaseModel):
@@ -554,11 +685,16 @@ class Mapping(BaseModel):
     def canonical(self) -> dict[str, Any]:
         """A JSON-ready form with sorted keys and no floats: the input of the mapping digest.
 
-        Options added later (`ids`) appear only when set, so the digest of a mapping that does
-        not use them is what it was before they existed.
+        Options added later (`ids`, `kinds`) appear only when set, so the digest of a mapping
+        that does not use them is what it was before they existed.
         """
         data = self.model_dump(mode="json")
         for role in ("orders", "payments"):
-            if data[role]["options"].get("ids") is None:
-                data[role]["options"].pop("ids", None)
+            for name in _LATER_OPTIONS:
+                if data[role]["options"].get(name) is None:
+                    data[role]["options"].pop(name, None)
+            for reading in data[role]["options"]["timestamps"].values():
+                for name in _LATER_TIMESTAMP_OPTIONS:
+                    if reading.get(name) is None:
+                        reading.pop(name, None)
         return data

@@ -8,8 +8,8 @@ for every required field and the expected reading options, and the reconciliatio
 counts per category that a finance person expects from the rows.
 
 Some payment exports mix row kinds (fees, payouts, refunds, authorisation memos and failed
-attempts next to captures). Until the engine reads row kinds, those counts are marked xfail with
-what is missing; the expectations themselves are written as they should be.
+attempts next to captures): inference proposes which values of a status or type column are
+captures, refunds and rows to ignore, and the engine reads them so (`ROW_KINDS` below).
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ from agent.data.ingest import inspect_csv
 from agent.data.mapping import Proposal, infer_mapping, normalize_header
 from agent.data.pipeline import run_job
 from agent.data.policy import Policy
-from agent.data.schema import SCHEMA, Role
+from agent.data.reconcile import connect, load_and_validate
+from agent.data.schema import SCHEMA, Role, RowKinds
 
 FORMATS = Path(__file__).parents[2] / "fixtures" / "formats"
 LIMIT = 1 << 30
@@ -54,7 +55,6 @@ class Pair:
     orders: Side
     payments: Side
     counts: dict[str, int]
-    needs_row_kinds: str = ""
 
 
 SHOPIFY = Side(
@@ -167,10 +167,6 @@ PAIRS = [
             timestamps={"captured_at": "%Y-%m-%dT%H:%M:%S%z"},
         ),
         {"amount_mismatch": 1, "order_without_capture": 1},
-        needs_row_kinds=(
-            "Klarna FEE rows are fees and RETURN rows refunds of the capture they name "
-            "(same capture_id), not captures"
-        ),
     ),
     Pair(
         "woocommerce+mollie",
@@ -199,7 +195,6 @@ PAIRS = [
             timestamps={"captured_at": "%Y-%m-%d %H:%M:%S"},
         ),
         {"amount_mismatch": 1, "capture_without_order": 1, "order_without_capture": 3},
-        needs_row_kinds="a Mollie payment with status open (an unpaid bank transfer) is no capture",
     ),
     Pair(
         "bigcommerce+braintree",
@@ -217,19 +212,12 @@ PAIRS = [
             timestamps={"captured_at": "%m/%d/%Y %H:%M:%S"},
         ),
         {"amount_mismatch": 1, "order_without_capture": 2, "capture_without_order": 1},
-        needs_row_kinds=(
-            "a Braintree credit transaction refunds the sale it names (Refunded Transaction ID); "
-            "it is not a second capture"
-        ),
     ),
     Pair(
         "bigcommerce+square",
         BIGCOMMERCE,
         SQUARE,
         {"amount_mismatch": 1, "order_without_capture": 2, "capture_without_order": 1},
-        needs_row_kinds=(
-            "a Square row whose Event Type is Refund refunds the payment it shares its ids with"
-        ),
     ),
     Pair(
         "magento+adyen",
@@ -257,10 +245,6 @@ PAIRS = [
             timestamps={"captured_at": "%Y-%m-%d %H:%M:%S"},
         ),
         {"amount_mismatch": 1, "order_without_capture": 2, "capture_without_order": 1},
-        needs_row_kinds=(
-            "an Adyen Refunded row refunds the capture with the same Psp Reference; Fee and "
-            "MerchantPayout rows are neither payments nor findings"
-        ),
     ),
     Pair(
         "squarespace+stripe-api",
@@ -313,10 +297,6 @@ PAIRS = [
             timestamps={"captured_at": "%m/%d/%Y"},
         ),
         {"amount_mismatch": 1, "order_without_capture": 2, "capture_without_order": 1},
-        needs_row_kinds=(
-            "PayPal Denied attempts and Pending authorization memos are no captures, a Payment "
-            "Refund row refunds the payment it references, a General Withdrawal is a payout"
-        ),
     ),
     _language(
         "german",
@@ -528,15 +508,7 @@ def test_maps_without_a_question(pair: Pair) -> None:
         assert patterns == side.timestamps
 
 
-def _counts_case(pair: Pair) -> object:
-    marks = []
-    if pair.needs_row_kinds:
-        reason = f"needs row kinds: {pair.needs_row_kinds}"
-        marks.append(pytest.mark.xfail(strict=True, reason=reason))
-    return pytest.param(pair, id=pair.name, marks=marks)
-
-
-@pytest.mark.parametrize("pair", [_counts_case(pair) for pair in PAIRS])
+@pytest.mark.parametrize("pair", PAIRS, ids=lambda pair: pair.name)
 def test_reconciles_to_the_counts_built_into_the_rows(pair: Pair, tmp_path: Path) -> None:
     mapping = propose(pair).mapping
     assert mapping is not None
@@ -643,3 +615,60 @@ def test_an_amount_column_empty_on_successful_rows_captured_nothing(tmp_path: Pa
     assert captured.column == "Gross B (GC)"
     [ruled_out] = [a for a in captured.alternatives if a.column == "Gross A (GC)"]
     assert "empty or zero" in ruled_out.reason
+
+
+# The row kinds inference proposes for the exports that mix them: (kinds column or None for the
+# status column, captures, refunds, ignored), and the ledger's ignored rows of the payments file.
+ROW_KINDS: dict[str, tuple[RowKinds, dict[str, int]]] = {
+    "shopify+klarna": (
+        RowKinds(capture=("sale",), refund=("return",), ignore=("fee",)),
+        {"row_kind": 4},
+    ),
+    "woocommerce+mollie": (
+        RowKinds(capture=("paid",), ignore=("open",)),
+        {"failed_attempt": 3, "row_kind": 1},
+    ),
+    "bigcommerce+braintree": (
+        RowKinds(
+            column="Transaction Type",
+            capture=("sale",),
+            refund=("credit",),
+            ignore=("gateway_rejected", "processor_declined", "voided"),
+        ),
+        {"row_kind": 3},
+    ),
+    "bigcommerce+square": (
+        RowKinds(column="Event Type", capture=("payment",), refund=("refund",)),
+        {},
+    ),
+    "magento+adyen": (
+        RowKinds(capture=("settled",), refund=("refunded",), ignore=("fee", "merchantpayout")),
+        {"row_kind": 4},
+    ),
+    "etsy+paypal": (
+        RowKinds(
+            column="Type",
+            capture=("express_checkout_payment",),
+            refund=("payment_refund",),
+            ignore=("denied", "general_authorization", "general_withdrawal", "pending"),
+        ),
+        {"row_kind": 3},
+    ),
+}
+
+
+@pytest.mark.parametrize("pair", PAIRS, ids=lambda pair: pair.name)
+def test_row_kinds_are_proposed_where_an_export_mixes_them(pair: Pair, tmp_path: Path) -> None:
+    mapping = propose(pair).mapping
+    assert mapping is not None
+    expected = ROW_KINDS.get(pair.name)
+    assert mapping.payments.options.kinds == (expected[0] if expected else None)
+    files = {
+        Role.ORDERS: (FORMATS / pair.orders.file, pair.orders.file),
+        Role.PAYMENTS: (FORMATS / pair.payments.file, pair.payments.file),
+    }
+    report = load_and_validate(connect(), files, mapping)
+    assert report.errors == []
+    if expected:
+        run = run_job(files, mapping, Policy(), tmp_path / "x.csv").reconciliation
+        assert run.summary().ledger[1].ignored == expected[1]

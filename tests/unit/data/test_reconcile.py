@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -92,7 +93,7 @@ EXPECTED = {
 }
 
 
-def write(path: Path, header: list[str], rows: list[tuple[str, ...]]) -> Path:
+def write(path: Path, header: list[str], rows: Sequence[tuple[str, ...]]) -> Path:
     with path.open("w", newline="", encoding="utf-8") as handle:
         out = csv.writer(handle)
         out.writerow(header)

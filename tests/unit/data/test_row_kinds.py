@@ -1,0 +1,305 @@
+"""Row kinds: which values of a status or type column are captures, refunds, or rows to ignore.
+
+Each test writes an orders file and a payments file, infers the mapping as the bot would (with a
+person's answers where the test says so), validates it, reconciles, and checks where each row
+went: the findings, the ledger and the exceptions CSV.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from agent.data.ingest import inspect_csv
+from agent.data.mapping import Proposal, infer_mapping, kind_by_words
+from agent.data.normalize import ValidationReport
+from agent.data.pipeline import JobResult, run_job
+from agent.data.policy import Policy
+from agent.data.reconcile import connect, load_and_validate
+from agent.data.schema import READING_OPTIONS, Mapping, Role, RowKinds
+from agent.errors import MappingError, UnknownColumnError
+
+ORDERS = "order_id,total,currency,status\n" + "".join(
+    f"{1000 + i},{10 + i}.00,EUR,paid\n" for i in range(1, 9)
+)
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _settlement(rows: list[tuple[str, str, str, str, str]]) -> str:
+    """An Adyen-like settlement report: psp reference, merchant reference, type, amount."""
+    body = "".join(f"{psp},{ref},{kind},{amount},{ccy}\n" for psp, ref, kind, amount, ccy in rows)
+    return "Psp Reference,Merchant Reference,Type,Amount,Currency\n" + body
+
+
+def _captures(*extra: tuple[str, str, str, str, str]) -> list[tuple[str, str, str, str, str]]:
+    rows = [(f"PSP{i}", str(1000 + i), "Settled", f"{10 + i}.00", "EUR") for i in range(1, 9)]
+    return rows + list(extra)
+
+
+def _propose(tmp_path: Path, payments: str, answers: dict[str, str] | None = None) -> Proposal:
+    orders = _write(tmp_path / "orders.csv", ORDERS)
+    pay = _write(tmp_path / "payments.csv", payments)
+    return infer_mapping(
+        inspect_csv(orders, orders.name, max_bytes=1 << 30),
+        inspect_csv(pay, pay.name, max_bytes=1 << 30),
+        answers={Role.PAYMENTS: answers} if answers else None,
+    )
+
+
+def _files(tmp_path: Path) -> dict[Role, tuple[Path, str]]:
+    return {
+        Role.ORDERS: (tmp_path / "orders.csv", "orders.csv"),
+        Role.PAYMENTS: (tmp_path / "payments.csv", "payments.csv"),
+    }
+
+
+def _validate(tmp_path: Path, mapping: Mapping) -> ValidationReport:
+    return load_and_validate(connect(), _files(tmp_path), mapping)
+
+
+def _run(tmp_path: Path, mapping: Mapping, policy: Policy | None = None) -> JobResult:
+    result = run_job(_files(tmp_path), mapping, policy or Policy(), tmp_path / "exceptions.csv")
+    for ledger in result.reconciliation.summary().ledger:
+        assert ledger.accounted == ledger.records
+    return result
+
+
+def _exceptions(tmp_path: Path) -> list[dict[str, str]]:
+    with (tmp_path / "exceptions.csv").open(newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def _found(result: JobResult) -> dict[str, int]:
+    return {c: n for c, n in result.reconciliation.summary().counts.items() if n}
+
+
+def test_the_kind_options_are_answerable_by_name() -> None:
+    for name in ("kinds_column", "kinds_capture", "kinds_refund", "kinds_ignore"):
+        assert READING_OPTIONS[name]
+
+
+@pytest.mark.parametrize(
+    ("value", "kind"),
+    [
+        ("Settled", "capture"),
+        ("SALE", "capture"),
+        ("Express Checkout Payment", "capture"),
+        ("Refunded", "refund"),
+        ("Payment Refund", "refund"),
+        ("credit", "refund"),
+        ("Chargeback", "refund"),
+        ("Fee", "ignore"),
+        ("MerchantPayout", "ignore"),
+        ("General Withdrawal", "ignore"),
+        ("General Authorization", "ignore"),
+        ("Pending", "ignore"),
+        ("open", "ignore"),
+        ("Denied", "ignore"),
+        ("Balance adjustment", None),
+    ],
+)
+def test_values_are_read_by_the_words_they_are_made_of(value: str, kind: str | None) -> None:
+    assert kind_by_words(value) == kind
+
+
+def test_fees_payouts_and_refunds_of_a_settlement_report_are_not_captures(
+    tmp_path: Path,
+) -> None:
+    report = _settlement(
+        _captures(
+            ("PSP3", "1003", "Refunded", "", "EUR"),
+            ("", "", "Fee", "", "EUR"),
+            ("", "", "MerchantPayout", "", "EUR"),
+        )
+    )
+    proposal = _propose(tmp_path, report)
+    mapping = proposal.mapping
+    assert mapping is not None, proposal.clarifications
+    assert mapping.payments.options.kinds == RowKinds(
+        capture=("settled",), refund=("refunded",), ignore=("fee", "merchantpayout")
+    )
+    assert _validate(tmp_path, mapping).errors == []
+    result = _run(tmp_path, mapping)
+    # Order 1003 is still "paid" while its only capture was refunded in full.
+    assert _found(result) == {"status_mismatch": 1}
+    [finding] = result.reconciliation.findings("status_mismatch")
+    assert finding.order_ids == ["1003"]
+    assert finding.evidence[1].rows == [3, 9]  # the capture and its refund
+    _, payments = result.reconciliation.summary().ledger
+    assert payments.ignored == {"row_kind": 2}
+    assert (payments.matched, payments.findings) == (7, 2)
+    ignored = [r for r in _exceptions(tmp_path) if r["category"] == "ignored"]
+    assert [(r["reason"], r["payments_rows"]) for r in ignored] == [
+        ("row_kind:fee", "10"),
+        ("row_kind:merchantpayout", "11"),
+    ]
+
+
+def test_a_refunded_order_with_a_refund_row_is_no_finding(tmp_path: Path) -> None:
+    _write(tmp_path / "orders.csv", ORDERS.replace("1003,13.00,EUR,paid", "1003,13.00,EUR,closed"))
+    report = _settlement(_captures(("PSP3", "1003", "Refunded", "13.00", "EUR")))
+    pay = _write(tmp_path / "payments.csv", report)
+    proposal = infer_mapping(
+        inspect_csv(tmp_path / "orders.csv", "orders.csv", max_bytes=1 << 30),
+        inspect_csv(pay, pay.name, max_bytes=1 << 30),
+    )
+    assert proposal.mapping is not None
+    result = _run(tmp_path, proposal.mapping)
+    assert _found(result) == {}
+    _, payments = result.reconciliation.summary().ledger
+    assert payments.matched == 9
+
+
+def test_a_partial_refund_is_no_finding(tmp_path: Path) -> None:
+    # The refund is matched by the order reference: its own id names no capture.
+    proposal = _propose(
+        tmp_path,
+        _settlement(
+            _captures(("RF1", "1004", "Refunded", "-4.00", "EUR"), ("", "", "Fee", "0.10", "EUR"))
+        ),
+    )
+    assert proposal.mapping is not None
+    result = _run(tmp_path, proposal.mapping)
+    assert _found(result) == {}
+
+
+def test_a_refund_of_nothing_in_the_files_is_a_finding(tmp_path: Path) -> None:
+    proposal = _propose(
+        tmp_path,
+        _settlement(
+            _captures(("RF9", "1999", "Refunded", "-5.00", "EUR"), ("", "", "Fee", "", "EUR"))
+        ),
+    )
+    assert proposal.mapping is not None
+    result = _run(tmp_path, proposal.mapping)
+    assert _found(result) == {"capture_without_order": 1}
+    [finding] = result.reconciliation.findings("capture_without_order")
+    assert (finding.reason, finding.payment_ids, finding.evidence[0].rows, finding.actual) == (
+        "refund",
+        ["RF9"],
+        [9],
+        "5.00",
+    )
+
+
+def test_a_status_word_for_a_capture_state_stays_a_capture(tmp_path: Path) -> None:
+    # Stripe's "refunded" is the state of a charge (its own id, its amount captured): no kinds.
+    rows = "".join(f"ch_{i},{1000 + i},{10 + i}.00,EUR,succeeded\n" for i in range(1, 8))
+    payments = "id,order_id,amount,currency,status\n" + rows + "ch_8,1008,18.00,EUR,refunded\n"
+    proposal = _propose(tmp_path, payments)
+    assert proposal.mapping is not None
+    assert proposal.mapping.payments.options.kinds is None
+    assert "kinds" not in proposal.mapping.canonical()["payments"]["options"]
+
+
+def test_an_unknown_row_kind_is_an_error_with_the_edit_and_an_unreadable_row(
+    tmp_path: Path,
+) -> None:
+    proposal = _propose(tmp_path, _settlement(_captures(("", "", "Fee", "", "EUR"))))
+    mapping = proposal.mapping
+    assert mapping is not None
+    # The next export has a value nobody classified.
+    _write(
+        tmp_path / "payments.csv",
+        _settlement(
+            _captures(("", "", "Fee", "", "EUR"), ("PSPX", "1002", "Balance Adjustment", "", ""))
+        ),
+    )
+    [error] = _validate(tmp_path, mapping).errors
+    assert '"balance_adjustment" (1, e.g. rows 10)' in error
+    assert 'edit payments.kinds_ignore="fee, balance_adjustment"' in error
+    result = _run(tmp_path, mapping)
+    _, payments = result.reconciliation.summary().ledger
+    assert payments.unreadable == {"unknown_row_kind": 1}
+    [finding] = result.reconciliation.findings("unreadable_row")
+    assert finding.reason == "unknown_row_kind:balance_adjustment"
+
+
+def test_a_person_classifies_the_values_by_name(tmp_path: Path) -> None:
+    report = _settlement(
+        _captures(("", "", "Fee", "", "EUR"), ("PSPX", "1002", "Balance Adjustment", "", ""))
+    )
+    # Unanswered, the value no known word names is in no list: validation asks about it...
+    unanswered = _propose(tmp_path, report).mapping
+    assert unanswered is not None
+    assert unanswered.payments.options.kinds == RowKinds(capture=("settled",), ignore=("fee",))
+    [error] = _validate(tmp_path, unanswered).errors
+    assert 'edit payments.kinds_ignore="fee, balance_adjustment"' in error
+    # ...until a person says what the values are.
+    proposal = _propose(
+        tmp_path,
+        report,
+        {"kinds_capture": "Settled", "kinds_ignore": "Fee, Balance Adjustment"},
+    )
+    mapping = proposal.mapping
+    assert mapping is not None
+    kinds = mapping.payments.options.kinds
+    assert kinds == RowKinds(capture=("settled",), ignore=("balance_adjustment", "fee"))
+    assert _validate(tmp_path, mapping).errors == []
+    result = _run(tmp_path, mapping)
+    assert _found(result) == {}
+    assert result.reconciliation.summary().ledger[1].ignored == {"row_kind": 2}
+
+
+def test_an_answer_moves_a_value_out_of_the_proposed_lists(tmp_path: Path) -> None:
+    report = _settlement(_captures(("", "", "Fee", "", "EUR"), ("", "", "MerchantPayout", "", "")))
+    proposal = _propose(tmp_path, report, {"kinds_refund": "MerchantPayout"})
+    kinds = proposal.payments.options.kinds
+    assert kinds is not None
+    assert (kinds.refund, kinds.ignore) == (("merchantpayout",), ("fee",))
+
+
+def test_the_kinds_column_is_answerable(tmp_path: Path) -> None:
+    # A Square-like export: every status is Complete; the Event Type says refund.
+    rows = [f"T{i},{1000 + i},{10 + i}.00,EUR,Complete,Payment,Online\n" for i in range(1, 9)] + [
+        "T3,1003,-13.00,EUR,Complete,Refund,Online\n"
+    ]
+    payments = "Transaction ID,Order Reference ID,Total Collected,Currency,Status,Event,Src\n"
+    payments += "".join(rows)
+    assert _propose(tmp_path, payments).payments.options.kinds is None
+    proposal = _propose(tmp_path, payments, {"kinds_column": "Event"})
+    mapping = proposal.mapping
+    assert mapping is not None
+    assert mapping.payments.options.kinds == RowKinds(
+        column="Event", capture=("payment",), refund=("refund",)
+    )
+    result = _run(tmp_path, mapping)
+    assert _found(result) == {"status_mismatch": 1}  # 1003 is still paid, refunded in full
+    assert result.reconciliation.summary().ledger[1].findings == 2
+    with pytest.raises(UnknownColumnError, match="kinds_column"):
+        _propose(tmp_path, payments, {"kinds_column": "Nope"})
+
+
+@pytest.mark.parametrize(
+    ("answers", "message"),
+    [
+        ({"kinds_capture": "Settled, Fee"}, '"fee" is in kinds_capture and kinds_ignore'),
+        ({"kinds_capture": ""}, "kinds_capture is empty"),
+    ],
+)
+def test_lists_that_cannot_work_are_clear_errors(
+    tmp_path: Path, answers: dict[str, str], message: str
+) -> None:
+    report = _settlement(_captures(("", "", "Fee", "", "EUR")))
+    with pytest.raises(MappingError, match=message):
+        _propose(tmp_path, report, {**answers, "kinds_ignore": "Fee"})
+
+
+def test_row_kinds_are_part_of_the_mapping_digest(tmp_path: Path) -> None:
+    report = _settlement(_captures(("", "", "Fee", "", "EUR")))
+    first = _propose(tmp_path, report).mapping
+    second = _propose(tmp_path, report, {"kinds_capture": "Settled, Sale"}).mapping
+    assert first is not None and second is not None
+    assert first.canonical()["payments"]["options"]["kinds"] == {
+        "column": None,
+        "capture": ["settled"],
+        "refund": [],
+        "ignore": ["fee"],
+    }
+    assert first.canonical() != second.canonical()
