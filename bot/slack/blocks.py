@@ -180,17 +180,21 @@ def _clarifications(request: ApprovalRequest) -> list[Block]:
     for number, question in enumerate(request.clarifications[:5]):
         text = f":question: {escape(question.question)}"
         choices = [c for c in question.choices if len(c) <= MAX_OPTION_VALUE][:MAX_OPTIONS]
-        if question.role is None or question.field is None or not choices:
+        # The one question without a field asks which file is the orders export.
+        role, field = question.role, question.field
+        if role is None and field is None and choices:
+            role, field = Role.ORDERS, "orders_file"
+        if role is None or field is None or not choices:
             if question.choices:
                 text += "\nChoices: " + ", ".join(code(c, 40) for c in _listed(question.choices))
             blocks.append(_section(text))
             continue
         select = StaticSelectElement(
             action_id=f"{ANSWER}:{number}",
-            placeholder="Choose a column",
+            placeholder="Choose a file" if field == "orders_file" else "Choose a column",
             options=[
                 Option(
-                    value=f"{question.role.value}.{question.field}={c}"[:MAX_OPTION_VALUE],
+                    value=f"{role.value}.{field}={c}"[:MAX_OPTION_VALUE],
                     label=cut(c, MAX_OPTION_TEXT),
                 )
                 for c in choices

@@ -253,3 +253,20 @@ def test_reading_options_are_written_name_equals_value_and_checked() -> None:
     assert option_lines_problem("id_prefix=WC-") == ""
     assert "not name=value" in option_lines_problem("strip WC-")
     assert "No reading option colour" in option_lines_problem("colour=red")
+
+
+def test_the_which_file_question_is_answered_with_a_select_of_the_files() -> None:
+    question = Clarification(
+        role=None,
+        field=None,
+        question="Which file is the orders export? The two files look alike.",
+        choices=["a.csv", "b.csv"],
+    )
+    request = _request(PauseKind.CLARIFICATION).model_copy(update={"clarifications": [question]})
+    rendered = blocks.approval_message(request)
+    values = [
+        option["value"]
+        for block in rendered.blocks
+        for option in (block.get("accessory") or {}).get("options", [])
+    ]
+    assert values == ["orders.orders_file=a.csv", "orders.orders_file=b.csv"]
