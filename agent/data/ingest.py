@@ -179,6 +179,8 @@ def count_records(path: Path) -> int:
     at_start = True
     pending_cr = False
     with path.open("rb") as handle:
+        if handle.read(3) != codecs.BOM_UTF8:
+            handle.seek(0)
         while chunk := handle.read(1 << 22):
             if pending_cr and chunk[:1] == b"\n":
                 chunk = chunk[1:]
