@@ -138,31 +138,54 @@ def inspect_csv(path: Path, file_name: str, *, max_bytes: int) -> CsvSample:
     return CsvSample(layout, rows, complete and len(data) <= SAMPLE_ROWS)
 
 
-def duckdb_source(path: Path, layout: CsvLayout, workdir: Path) -> Path:
-    """A UTF-8 file that starts at the header record, for DuckDB: `path` itself when it already is.
+def duckdb_source(path: Path, layout: CsvLayout, workdir: Path) -> tuple[Path, int, str]:
+    """A UTF-8 file for DuckDB, the records to skip at its start (the header: 1, or none: 0),
+    and the line ending of its records (the one that ends the header record).
 
-    The preamble above the header (report titles, totals) is skipped by Python's line reader,
-    the one reader that decides `header_line`; DuckDB then never counts lines or records to find
-    the header. Other encodings are transcoded in a streaming pass into `workdir`.
+    `path` itself (skip 1) when it is UTF-8 with the header on its first line and no line break
+    inside a header cell. Otherwise a copy in `workdir` that starts at the first data record:
+    the preamble and the header are cut by Python's line reader (the one reader that counts
+    them), so DuckDB never counts lines to find the header, and never guesses the file's line
+    ending from a line break inside a header cell (Excel's Alt+Enter), which it gets wrong; the
+    record ending is given to DuckDB, which would otherwise guess it from the first line break,
+    even one inside a quoted cell.
     """
-    if layout.encoding == "utf-8" and layout.header_line == 0:
-        return path
-    target = workdir / f"{path.name}.from-header.csv"
+    multiline_header = any("\n" in c or "\r" in c for c in layout.columns)
+    if layout.encoding == "utf-8" and layout.header_line == 0 and not multiline_header:
+        with path.open("r", encoding="utf-8-sig", errors="replace", newline="") as head:
+            return path, 1, _line_ending(head.readline())
+    target = workdir / f"{path.name}.data.csv"
     with path.open("r", encoding=_python_codec(layout.encoding), newline="") as source:
-        preamble = "".join(source.readline() for _ in range(layout.header_line))
+        consumed = [source.readline() for _ in range(layout.header_line)]
+
+        def lines() -> Iterator[str]:
+            while line := source.readline():
+                consumed.append(line)
+                yield line
+
+        csv.field_size_limit(MAX_CELL_BYTES)
+        next(csv.reader(lines(), delimiter=layout.delimiter), None)
         if layout.encoding == "utf-8":
             with path.open("rb") as raw:
                 bom = len(codecs.BOM_UTF8) if raw.read(3) == codecs.BOM_UTF8 else 0
-                raw.seek(bom + len(preamble.encode("utf-8")))
-                with target.open("wb") as sink:
-                    shutil.copyfileobj(raw, sink, 1 << 20)
-            return target
+                raw.seek(bom + len("".join(consumed).encode("utf-8")))
+                with target.open("wb") as raw_sink:
+                    shutil.copyfileobj(raw, raw_sink, 1 << 20)
+            return target, 0, _line_ending(consumed[-1] if consumed else "")
         with target.open("w", encoding="utf-8", newline="") as sink:
             while chunk := source.read(1 << 20):
                 sink.write(chunk)
-    return target
+    return target, 0, _line_ending(consumed[-1] if consumed else "")
 
 
+def _line_ending(line: str) -> str:
+    """The line ending a physical line ends with (LF when it has none)."""
+    if line.endswith("\r\n"):
+        return "\r\n"
+    return "\r" if line.endswith("\r") else "\n"
+
+
+_NEW_LINE_SQL = {"\n": "\\n", "\r\n": "\\r\\n", "\r": "\\r"}
 _BLANK_LINE = re.compile(rb"\n(?=\n)")
 
 
@@ -203,16 +226,22 @@ def count_records(path: Path) -> int:
     return records + (0 if at_start else 1)
 
 
-def read_csv_sql(path: Path, layout: CsvLayout) -> str:
+def read_csv_sql(path: Path, layout: CsvLayout, skip: int = 1, new_line: str = "\n") -> str:
     """A DuckDB `read_csv(...)` table expression reading a `duckdb_source` file as `layout` says.
 
-    The file starts at the header record, which is skipped as one record (never as a count of
-    lines). Columns come out as VARCHAR named `c0`, `c1`, … in header order; rows in file order.
+    The file starts at the header record (skipped as one record, never as a count of lines) or,
+    with `skip=0`, at the first data record. Columns come out as VARCHAR named `c0`, `c1`, … in
+    header order; rows in file order.
     """
     columns = ", ".join(f"'c{i}': 'VARCHAR'" for i in range(len(layout.columns)))
+    # With the header in the file, DuckDB's guess from its first line break (the header's end)
+    # is right, and an explicit new_line makes it skip wrongly; without it, say the ending.
+    # DuckDB 1.x-2.0 misreads an explicit '\r\n' (it splits the CR off), so CRLF is guessed.
+    explicit = not skip and new_line != "\r\n"
+    ending = f"new_line={_sql_string(_NEW_LINE_SQL[new_line])}, " if explicit else ""
     return (
         f"read_csv({_sql_string(str(path))}, auto_detect=false, header=false, "
-        f"skip=1, delim={_sql_string(layout.delimiter)}, quote='\"', "
+        f"skip={int(skip)}, {ending}delim={_sql_string(layout.delimiter)}, quote='\"', "
         f"escape='\"', strict_mode=true, null_padding=false, max_line_size={MAX_CELL_BYTES}, "
         f"columns={{{columns}}})"
     )
@@ -240,10 +269,10 @@ def read_table(
         ThreadPoolExecutor(max_workers=1, thread_name_prefix="count") as counter,
     ):
         for attempt in range(2):
-            source = duckdb_source(path, layout, Path(scratch))
+            source, skip, new_line = duckdb_source(path, layout, Path(scratch))
             counted = counter.submit(count_records, source)
             sql = f"CREATE OR REPLACE TABLE {table} AS " + query.replace(
-                "{source}", read_csv_sql(source, layout)
+                "{source}", read_csv_sql(source, layout, skip, new_line)
             )
             try:
                 con.execute(sql)
@@ -252,8 +281,8 @@ def read_table(
                 if attempt == 0 and layout.encoding == "utf-8" and "unicode" in str(error).lower():
                     layout = fallback_to_cp1252(layout)
                     continue
-                raise diagnose(source, replace(layout, header_line=0, encoding="utf-8")) from None
-        records = counted.result() - 1
+                raise diagnose(path, layout) from None
+        records = counted.result() - skip
     row = con.execute(f"SELECT count(*) FROM {table}").fetchone()
     read = int(row[0]) if row else 0
     if read != records:
