@@ -170,12 +170,22 @@ def duckdb_source(path: Path, layout: CsvLayout, workdir: Path) -> tuple[Path, i
                 bom = len(codecs.BOM_UTF8) if raw.read(3) == codecs.BOM_UTF8 else 0
                 raw.seek(bom + len("".join(consumed).encode("utf-8")))
                 with target.open("wb") as raw_sink:
+                    raw_sink.write(_plain_header(layout, consumed).encode("utf-8"))
                     shutil.copyfileobj(raw, raw_sink, 1 << 20)
-            return target, 0, _line_ending(consumed[-1] if consumed else "")
+            return target, 1, _line_ending(consumed[-1] if consumed else "")
         with target.open("w", encoding="utf-8", newline="") as sink:
+            sink.write(_plain_header(layout, consumed))
             while chunk := source.read(1 << 20):
                 sink.write(chunk)
-    return target, 0, _line_ending(consumed[-1] if consumed else "")
+    return target, 1, _line_ending(consumed[-1] if consumed else "")
+
+
+def _plain_header(layout: CsvLayout, consumed: list[str]) -> str:
+    """A one-line stand-in header ending like the file's records: DuckDB guesses the line
+    ending from the first line break, so it must be the records' own (an explicit CRLF
+    `new_line` is misread by DuckDB 2.0)."""
+    names = layout.delimiter.join(f"c{i}" for i in range(len(layout.columns)))
+    return names + _line_ending(consumed[-1] if consumed else "")
 
 
 def _line_ending(line: str) -> str:
@@ -234,9 +244,8 @@ def read_csv_sql(path: Path, layout: CsvLayout, skip: int = 1, new_line: str = "
     header order; rows in file order.
     """
     columns = ", ".join(f"'c{i}': 'VARCHAR'" for i in range(len(layout.columns)))
-    # With the header in the file, DuckDB's guess from its first line break (the header's end)
-    # is right, and an explicit new_line makes it skip wrongly; without it, say the ending.
-    # DuckDB 1.x-2.0 misreads an explicit '\r\n' (it splits the CR off), so CRLF is guessed.
+    # The file's first line break is its header's end, so DuckDB's guess of the line ending is
+    # the records' own; an explicit one is given only for a file without a header line.
     explicit = not skip and new_line != "\r\n"
     ending = f"new_line={_sql_string(_NEW_LINE_SQL[new_line])}, " if explicit else ""
     return (
