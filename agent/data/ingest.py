@@ -138,22 +138,19 @@ def inspect_csv(path: Path, file_name: str, *, max_bytes: int) -> CsvSample:
     return CsvSample(layout, rows, complete and len(data) <= SAMPLE_ROWS)
 
 
-def duckdb_source(path: Path, layout: CsvLayout, workdir: Path) -> tuple[Path, int, str]:
-    """A UTF-8 file for DuckDB, the records to skip at its start (the header: 1, or none: 0),
-    and the line ending of its records (the one that ends the header record).
+def duckdb_source(path: Path, layout: CsvLayout, workdir: Path) -> tuple[Path, int]:
+    """A UTF-8 file for DuckDB whose first record is a one-line header, and the records to skip.
 
     `path` itself (skip 1) when it is UTF-8 with the header on its first line and no line break
     inside a header cell. Otherwise a copy in `workdir` that starts at the first data record:
     the preamble and the header are cut by Python's line reader (the one reader that counts
     them), so DuckDB never counts lines to find the header, and never guesses the file's line
-    ending from a line break inside a header cell (Excel's Alt+Enter), which it gets wrong; the
-    record ending is given to DuckDB, which would otherwise guess it from the first line break,
-    even one inside a quoted cell.
+    ending from a line break inside a header cell (Excel's Alt+Enter), which it gets wrong: the
+    copy gets a one-line stand-in header that ends like the records.
     """
     multiline_header = any("\n" in c or "\r" in c for c in layout.columns)
     if layout.encoding == "utf-8" and layout.header_line == 0 and not multiline_header:
-        with path.open("r", encoding="utf-8-sig", errors="replace", newline="") as head:
-            return path, 1, _line_ending(head.readline())
+        return path, 1
     target = workdir / f"{path.name}.data.csv"
     with path.open("r", encoding=_python_codec(layout.encoding), newline="") as source:
         consumed = [source.readline() for _ in range(layout.header_line)]
@@ -172,12 +169,12 @@ def duckdb_source(path: Path, layout: CsvLayout, workdir: Path) -> tuple[Path, i
                 with target.open("wb") as raw_sink:
                     raw_sink.write(_plain_header(layout, consumed).encode("utf-8"))
                     shutil.copyfileobj(raw, raw_sink, 1 << 20)
-            return target, 1, _line_ending(consumed[-1] if consumed else "")
+            return target, 1
         with target.open("w", encoding="utf-8", newline="") as sink:
             sink.write(_plain_header(layout, consumed))
             while chunk := source.read(1 << 20):
                 sink.write(chunk)
-    return target, 1, _line_ending(consumed[-1] if consumed else "")
+    return target, 1
 
 
 def _plain_header(layout: CsvLayout, consumed: list[str]) -> str:
@@ -195,7 +192,6 @@ def _line_ending(line: str) -> str:
     return "\r" if line.endswith("\r") else "\n"
 
 
-_NEW_LINE_SQL = {"\n": "\\n", "\r\n": "\\r\\n", "\r": "\\r"}
 _BLANK_LINE = re.compile(rb"\n(?=\n)")
 
 
@@ -236,7 +232,7 @@ def count_records(path: Path) -> int:
     return records + (0 if at_start else 1)
 
 
-def read_csv_sql(path: Path, layout: CsvLayout, skip: int = 1, new_line: str = "\n") -> str:
+def read_csv_sql(path: Path, layout: CsvLayout, skip: int = 1) -> str:
     """A DuckDB `read_csv(...)` table expression reading a `duckdb_source` file as `layout` says.
 
     The file starts at the header record (skipped as one record, never as a count of lines) or,
@@ -244,13 +240,9 @@ def read_csv_sql(path: Path, layout: CsvLayout, skip: int = 1, new_line: str = "
     header order; rows in file order.
     """
     columns = ", ".join(f"'c{i}': 'VARCHAR'" for i in range(len(layout.columns)))
-    # The file's first line break is its header's end, so DuckDB's guess of the line ending is
-    # the records' own; an explicit one is given only for a file without a header line.
-    explicit = not skip and new_line != "\r\n"
-    ending = f"new_line={_sql_string(_NEW_LINE_SQL[new_line])}, " if explicit else ""
     return (
         f"read_csv({_sql_string(str(path))}, auto_detect=false, header=false, "
-        f"skip={int(skip)}, {ending}delim={_sql_string(layout.delimiter)}, quote='\"', "
+        f"skip={int(skip)}, delim={_sql_string(layout.delimiter)}, quote='\"', "
         f"escape='\"', strict_mode=true, null_padding=false, max_line_size={MAX_CELL_BYTES}, "
         f"columns={{{columns}}})"
     )
@@ -278,10 +270,10 @@ def read_table(
         ThreadPoolExecutor(max_workers=1, thread_name_prefix="count") as counter,
     ):
         for attempt in range(2):
-            source, skip, new_line = duckdb_source(path, layout, Path(scratch))
+            source, skip = duckdb_source(path, layout, Path(scratch))
             counted = counter.submit(count_records, source)
             sql = f"CREATE OR REPLACE TABLE {table} AS " + query.replace(
-                "{source}", read_csv_sql(source, layout, skip, new_line)
+                "{source}", read_csv_sql(source, layout, skip)
             )
             try:
                 con.execute(sql)
