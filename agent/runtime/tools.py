@@ -104,6 +104,16 @@ def inspect_datasets(tool_context: ToolContext) -> dict[str, Any]:
     order_id (the reference to the order), captured_amount, currency, captured_at,
     payment_status, refunded_amount. It reports no reconciliation figures. Only the column names
     listed in `columns` exist; never invent one.
+
+    Takes no arguments: the files are the two uploaded to this investigation.
+
+    Returns:
+        JSON with `orders` and `payments`, each giving the `file` name, its `role`, its
+        `columns` (the only column names that exist), `delimiter`, `encoding`, `notes`, and
+        `fields`: per canonical field the proposed `column`, its `confidence`, the `reason`
+        and the `alternatives` (other plausible columns). Also `open_questions` (what a person
+        must answer before the mapping can be approved) and `reading_options` (every option
+        validate_mapping accepts, with what it does).
     """
     context = _context(tool_context)
     try:
@@ -142,20 +152,29 @@ def validate_mapping(
 ) -> dict[str, Any]:
     """Validate the proposed mapping over every row of both files, then pause for a person.
 
-    Call this after inspect_datasets. `changes` overrides the proposal for some fields: keys are
-    "orders.<field>" or "payments.<field>", values are column names exactly as inspect_datasets
-    listed them (for a currency field, a three-letter code such as "EUR" sets a default currency
-    instead). Keys may also name a reading option, "orders.<option>" or "payments.<option>",
-    with its value as text: the options are listed in inspect_datasets' `reading_options`
-    (e.g. "payments.id_pattern": "#\\s*(\\d+)" reads the order id out of "Order #1042 - 2
-    items"; "orders.id_prefix": "WC-"). When a problem says "Likely fix: edit X=V", that is
-    the change to propose. Leave `changes` empty to validate the proposal as it is. Answers a
-    person already gave are applied first.
+    Call this after inspect_datasets. Answers a person already gave are applied first, then
+    `changes`. The result is always a pause: a "confirmation" request when the mapping reads
+    both files, or a "clarification" naming the open question (two plausible columns, a missing
+    required field, a column that does not exist, values that do not read). After this tool,
+    stop and wait: a person decides. Never reconcile in the same turn.
 
-    The result is always a pause: a "confirmation" request when the mapping reads both files,
-    or a "clarification" naming the open question (two plausible columns, a missing required
-    field, a column that does not exist, values that do not read). After this tool, stop and
-    wait: a person decides. Never reconcile in the same turn.
+    Args:
+        changes: Overrides of the proposal for some fields, as an object of text keys to text
+            values; leave it empty to validate the proposal as it is. A key is
+            "orders.<field>" or "payments.<field>" (a canonical field, e.g. "orders.order_id"),
+            its value a column name exactly as inspect_datasets listed it in `columns` (for a
+            currency field, a three-letter code such as "EUR" sets a default currency instead).
+            A key may also name a reading option, "orders.<option>" or "payments.<option>",
+            with its value as text: the options are listed in inspect_datasets'
+            `reading_options` (e.g. "payments.id_pattern": "#\\s*(\\d+)" reads the order id
+            out of "Order #1042 - 2 items"; "orders.id_prefix": "WC-"). When a problem says
+            "Likely fix: edit X=V", that is the change to propose.
+
+    Returns:
+        JSON with `pause` ("confirmation" or "clarification"), the `message` the person sees,
+        `problems` (what blocks approval), `questions` (open questions), `warnings` (what
+        does not block, e.g. a few unreadable values, whose rows are left out of matching) and
+        `rows` (the data rows read per file).
     """
     context = _context(tool_context)
     answers = {role: dict(fields) for role, fields in context.answers.items()}
@@ -209,11 +228,16 @@ def reconcile(tool_context: ToolContext) -> dict[str, Any]:
 
     Takes no arguments: the mapping is the one a person approved for exactly these files, read
     from the investigation's saved state. Without an approval it refuses and the investigation
-    pauses for one (a "blocked_reconcile" request); never retry it in the same turn. On success
-    it returns the count of findings per category, totals per currency, the row ledger of each
-    file (every row matched, in a finding, ignored with a reason or unreadable with a reason:
-    quote it), the first findings with their evidence (file, row numbers, ids) and the
-    exceptions file it stored.
+    pauses for one (a "blocked_reconcile" request); never retry it in the same turn.
+
+    Returns:
+        On success, JSON with `counts` (findings per category), `total_findings`, `orders` and
+        `payments` (how many of each were read), `failed_attempts` (failed payment attempts),
+        `currencies` (totals per currency), `row_ledger` (one line per file: every row matched,
+        in a finding, ignored with a reason or unreadable with a reason: quote it),
+        `first_findings` (the first findings with their evidence: file, row numbers, ids) and
+        `exceptions_file_rows` (the rows of the exceptions file it stored). Otherwise `ok` is
+        false and `error` says why (and `pause` is "blocked_reconcile" when no approval exists).
     """
     context = _context(tool_context)
     bound = context.bound
@@ -281,10 +305,18 @@ def reconcile(tool_context: ToolContext) -> dict[str, Any]:
 def get_evidence(tool_context: ToolContext, identifier: str) -> dict[str, Any]:
     """Look up the findings that concern one order id or payment id, with their evidence.
 
-    `identifier` is an id as people write it ("#1042", "1042", "ch_3Nx…"). Returns each finding
-    with its category, the order and payment ids, the 1-based data row numbers in each uploaded
-    file, the currency and the expected and actual amounts. Only works once the investigation
-    has been reconciled; answer questions about findings from this tool's results only.
+    Only works once the investigation has been reconciled; answer questions about findings from
+    this tool's results only.
+
+    Args:
+        identifier: One order id or payment id, as people write it ("#1042", "1042",
+            "ch_3Nx…"); a leading "#" and the case of letters do not matter.
+
+    Returns:
+        JSON with the `identifier`, `files` (the uploaded file name of each role) and
+        `findings`: each finding with its category, the order and payment ids, the 1-based
+        data row numbers in each uploaded file, the currency and the expected and actual
+        amounts. An empty list means no finding concerns that id.
     """
     context = _context(tool_context)
     outcome = context.outcome
@@ -303,11 +335,19 @@ def get_evidence(tool_context: ToolContext, identifier: str) -> dict[str, Any]:
 def explain_policy(tool_context: ToolContext, category: str | None = None) -> dict[str, Any]:
     """Explain in plain words the rule behind a finding category, or every rule.
 
-    `category` is one of: unreadable_row, conflicting_duplicate_order, multi_order_payment,
-    capture_without_order, duplicate_payment_row, order_without_capture, currency_mismatch,
-    status_mismatch, duplicate_capture, amount_mismatch, partial_capture, over_capture,
-    capture_outside_window, or "legitimate" for what is not a finding. Leave it empty for all
-    rules. Quote these words when answering.
+    Quote the rules it returns, in their own words, when answering.
+
+    Args:
+        category: One finding category, spelled exactly as listed: unreadable_row,
+            conflicting_duplicate_order, multi_order_payment, capture_without_order,
+            duplicate_payment_row, order_without_capture, currency_mismatch, status_mismatch,
+            duplicate_capture, amount_mismatch, partial_capture, over_capture,
+            capture_outside_window, or "legitimate" for what is not a finding. Leave it empty
+            for all rules.
+
+    Returns:
+        JSON with the `policy_version` and `rules` (each category's rule in plain words). An
+        unknown category gives an error that lists the categories.
     """
     policy = _context(tool_context).policy
     rules = policy.explanations()

@@ -1,0 +1,169 @@
+"""Decide how an uploaded export is written from its first bytes, and sample its records.
+
+Nothing here trusts a file name or a column position: the encoding comes from the bytes, the
+delimiter and the header record from the widths of the first records, and records above the
+header are a preamble (report titles, totals).
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import io
+from pathlib import Path
+
+from agent.data.ingest.diagnosis import first_problem, megabytes, ragged_row_error
+from agent.data.ingest.layout import CsvLayout, CsvSample, header_columns
+from agent.errors import (
+    CellTooLargeError,
+    EmptyFileError,
+    EncodingError,
+    FileTooLargeError,
+    HeaderOnlyError,
+    NotCsvError,
+)
+
+DELIMITERS = (",", ";", "\t", "|")
+HEAD_BYTES = 4 << 20
+SAMPLE_ROWS = 20_000
+SNIFF_RECORDS = 60
+
+_MAGIC = [
+    (b"PK\x03\x04", "an Excel workbook (.xlsx) or a zip archive"),
+    (b"\xd0\xcf\x11\xe0", "a legacy Excel workbook (.xls)"),
+    (b"%PDF", "a PDF document"),
+    (b"\x89PNG", "a PNG image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"GIF8", "a GIF image"),
+    (b"\x1f\x8b", "a gzip archive"),
+]
+
+
+def inspect_csv(path: Path, file_name: str, *, max_bytes: int) -> CsvSample:
+    """Decide the layout of the export at `path` and return it with its first records.
+
+    `file_name` is what the uploader called the file; it appears in every error message.
+    Raises an `InputFileError` subclass for anything that is not a readable CSV export.
+    """
+    size = path.stat().st_size
+    if size > max_bytes:
+        raise FileTooLargeError(
+            f"the file is {megabytes(size)}, over the upload limit of {megabytes(max_bytes)}",
+            file_name=file_name,
+        )
+    with path.open("rb") as handle:
+        head = handle.read(HEAD_BYTES)
+    complete = len(head) == size
+    if not head.strip():
+        raise EmptyFileError("the file is empty", file_name=file_name)
+    encoding, text, notes = _decode_head(head, file_name, complete=complete)
+    delimiter, header_index, records, header_line = _sniff(text, file_name, complete=complete)
+    columns = header_columns(records[header_index], file_name)
+    layout = CsvLayout(file_name, encoding, delimiter, header_line, columns, notes)
+    data = records[header_index + 1 :]
+    if not complete and data:
+        data = data[:-1]  # the last record of a cut-off head may itself be cut off
+    if complete:
+        problem = first_problem(io.StringIO(text, newline=""), layout)
+        if problem is not None:
+            raise problem
+    rows: list[list[str]] = []
+    for number, record in enumerate(data[:SAMPLE_ROWS], start=1):
+        if len(record) != len(columns):
+            raise ragged_row_error(file_name, number, len(record), len(columns), delimiter)
+        rows.append(record)
+    if not rows:
+        if complete:
+            raise HeaderOnlyError("the file has a header row but no data rows", file_name=file_name)
+        raise CellTooLargeError(
+            "the first data row is larger than the size this reader accepts; "
+            "check for a quote that is never closed",
+            file_name=file_name,
+            row=1,
+        )
+    return CsvSample(layout, rows, complete and len(data) <= SAMPLE_ROWS)
+
+
+def _decode_head(
+    head: bytes, file_name: str, *, complete: bool
+) -> tuple[str, str, tuple[str, ...]]:
+    if head.startswith(codecs.BOM_UTF8):
+        return "utf-8", head[3:].decode("utf-8", errors="ignore"), ()
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        text = codecs.getincrementaldecoder("utf-16")().decode(head, final=complete)
+        return "utf-16", text, ("read as UTF-16",)
+    for magic, what in _MAGIC:
+        if head.startswith(magic):
+            raise NotCsvError(
+                f"this is {what}, not a CSV file; export it as CSV and upload that",
+                file_name=file_name,
+            )
+    if b"\x00" in head:
+        raise NotCsvError(
+            "the file contains binary data, not CSV text; export it as CSV and upload that",
+            file_name=file_name,
+        )
+    try:
+        return "utf-8", codecs.getincrementaldecoder("utf-8")().decode(head, final=complete), ()
+    except UnicodeDecodeError:
+        pass
+    try:
+        text = head.decode("cp1252")
+    except UnicodeDecodeError as error:
+        raise EncodingError(
+            "the file is neither UTF-8 nor Windows-1252 text; export it again as UTF-8",
+            file_name=file_name,
+        ) from error
+    return "cp1252", text, ("not UTF-8: read as Windows-1252",)
+
+
+def _sniff(text: str, file_name: str, *, complete: bool) -> tuple[str, int, list[list[str]], int]:
+    """Pick the delimiter and the header record.
+
+    The table's width is the most common record width (two columns or more) under the
+    delimiter that gives the most records of one width; the header is the first record of that
+    width, and records above it are a preamble (report titles, totals). Rows of another width
+    below the header are ragged rows, reported later with their row numbers.
+    """
+    best: tuple[tuple[int, int], str, int] | None = None
+    for delimiter in DELIMITERS:
+        records, _ = _records(text, delimiter, limit=SNIFF_RECORDS)
+        usable = records if complete or len(records) < 2 else records[:-1]
+        widths = [len(record) for record in usable]
+        counts: dict[int, int] = {}
+        for width in widths:
+            if width >= 2:
+                counts[width] = counts.get(width, 0) + 1
+        if not counts:
+            continue
+        width = max(counts, key=lambda w: (counts[w], w))
+        score = (counts[width], width)
+        if best is None or score > best[0]:
+            best = (score, delimiter, widths.index(width))
+    if best is None:
+        raise NotCsvError(
+            "no columns found: expected values separated by commas, semicolons, tabs or pipes",
+            file_name=file_name,
+        )
+    _, delimiter, index = best
+    records, lines = _records(text, delimiter, limit=SAMPLE_ROWS + index + 2)
+    return delimiter, index, records, lines[index]
+
+
+def _records(text: str, delimiter: str, *, limit: int) -> tuple[list[list[str]], list[int]]:
+    """Non-blank records of `text`, each with the number of physical lines before it."""
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    records: list[list[str]] = []
+    starts: list[int] = []
+    before = 0
+    try:
+        for record in reader:
+            if record and any(cell.strip() for cell in record):
+                records.append(record)
+                starts.append(before)
+                if len(records) >= limit:
+                    break
+            before = reader.line_num
+    except csv.Error:
+        pass
+    return records, starts

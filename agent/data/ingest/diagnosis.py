@@ -1,0 +1,119 @@
+"""Typed, row-numbered errors for a file that does not fit its layout.
+
+A reader that refuses a file (DuckDB, or the sample read while detecting the layout) says
+little about where or why; these functions stream the file with Python's csv module and name
+the first bad record by its 1-based data row (blank lines are not records).
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+
+from agent.data.ingest.layout import DELIMITER_NAMES, MAX_CELL_BYTES, CsvLayout, python_codec
+from agent.errors import (
+    CellTooLargeError,
+    EncodingError,
+    InputFileError,
+    NotCsvError,
+    RaggedRowsError,
+    UnclosedQuoteError,
+)
+
+
+def diagnose(path: Path, layout: CsvLayout) -> InputFileError:
+    """Find the first structural problem in the whole file, for a read that DuckDB refused.
+
+    Streams the file once with Python's csv module and returns (does not raise) the typed error
+    for the first bad record, naming its data row.
+    """
+    try:
+        with path.open("r", encoding=python_codec(layout.encoding), newline="") as handle:
+            problem = first_problem(handle, layout)
+    except UnicodeDecodeError:
+        return EncodingError(
+            f"the file is not valid {layout.encoding} text past its first part; "
+            "export it again as UTF-8",
+            file_name=layout.file_name,
+        )
+    if problem is None and _mixed_line_endings(path):
+        return NotCsvError(
+            "the file mixes line endings (some rows end with CR alone, others with LF); "
+            "export it again or save it with one kind of line ending",
+            file_name=layout.file_name,
+        )
+    return problem or NotCsvError("the file could not be read as CSV", file_name=layout.file_name)
+
+
+def _mixed_line_endings(path: Path) -> bool:
+    """Whether rows end with a lone CR somewhere and with LF elsewhere (DuckDB refuses that)."""
+    lone_cr = newline = False
+    with path.open("rb") as handle:
+        while chunk := handle.read(1 << 22):
+            lone_cr = lone_cr or chunk.count(b"\r") > chunk.count(b"\r\n")
+            newline = newline or b"\n" in chunk
+            if lone_cr and newline:
+                return True
+    return False
+
+
+def first_problem(handle: IO[str], layout: CsvLayout) -> InputFileError | None:
+    """The typed error of the first record that breaks `layout`, or None if all fit."""
+    name = layout.file_name
+    csv.field_size_limit(MAX_CELL_BYTES)
+    for _ in range(layout.header_line):
+        handle.readline()
+    reader = csv.reader(handle, delimiter=layout.delimiter, strict=True)
+    row = 0
+    try:
+        next(reader, None)
+        for row, record in _numbered(reader):
+            if len(record) != len(layout.columns):
+                return ragged_row_error(
+                    name, row, len(record), len(layout.columns), layout.delimiter
+                )
+    except csv.Error as error:
+        text = str(error)
+        if "field larger than field limit" in text:
+            return CellTooLargeError(
+                f"a cell is larger than {megabytes(MAX_CELL_BYTES)}; "
+                "check for a quote that is never closed",
+                file_name=name,
+                row=row + 1,
+            )
+        if "unexpected end of data" in text or "EOF" in text:
+            return UnclosedQuoteError(
+                "a quoted cell starts here and its closing quote never comes",
+                file_name=name,
+                row=row + 1,
+            )
+        return NotCsvError(f"the CSV structure is broken ({text})", file_name=name, row=row + 1)
+    return None
+
+
+def _numbered(reader: Iterator[list[str]]) -> Iterator[tuple[int, list[str]]]:
+    number = 0
+    for record in reader:
+        if not record:
+            continue
+        number += 1
+        yield number, record
+
+
+def ragged_row_error(
+    file_name: str, row: int, found: int, expected: int, delimiter: str
+) -> RaggedRowsError:
+    """The error for data row `row`, which has `found` cells where the header has `expected`."""
+    return RaggedRowsError(
+        f"this row has {found} cells but the header has {expected} "
+        f"(separated by {DELIMITER_NAMES[delimiter]}s); check for a stray separator or quote",
+        file_name=file_name,
+        row=row,
+    )
+
+
+def megabytes(size: int) -> str:
+    """A byte size in megabytes, for messages."""
+    return f"{size / (1 << 20):.1f} MB"

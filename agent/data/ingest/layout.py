@@ -1,0 +1,118 @@
+"""How one file is written (`CsvLayout`), and the header record that names its columns.
+
+A layout is decided once per file, by `detect.inspect_csv` from the file's first bytes or by
+`layout_from_options` from the reading options a person approved; every reader then reads the
+file exactly as the layout says.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from agent.errors import DuplicateHeaderError, MissingHeaderError, NotCsvError
+
+# The largest cell any reader accepts (Python's csv module and DuckDB alike), and the widest
+# header: beyond these a file is refused rather than read slowly into memory.
+MAX_CELL_BYTES = 1 << 20
+MAX_COLUMNS = 1_000
+
+DELIMITER_NAMES = {",": "comma", ";": "semicolon", "\t": "tab", "|": "pipe"}
+_LOOKS_LIKE_DATA = re.compile(r"^[\s\-+(]*[$€£¥]?\s*[\d.,:/' ]+\)?$")
+
+
+@dataclass(frozen=True)
+class CsvLayout:
+    """How one file is written: what the reading options of a mapping record about a file.
+
+    `header_line` is the number of physical lines (ended by CR, LF or CRLF, quoted or not) above
+    the header record; only Python's own line reader interprets it, and DuckDB reads from the
+    header's first byte, so a title cell spanning two lines cannot shift the rows. `records` is
+    the number of data records counted by `count_records` once the whole file has been read.
+    """
+
+    file_name: str
+    encoding: str
+    delimiter: str
+    header_line: int
+    columns: tuple[str, ...]
+    notes: tuple[str, ...] = ()
+    records: int | None = None
+
+    @property
+    def delimiter_name(self) -> str:
+        """The delimiter in words, for messages."""
+        return DELIMITER_NAMES[self.delimiter]
+
+
+@dataclass(frozen=True)
+class CsvSample:
+    """The layout of a file and its first data records, for profiling and inference."""
+
+    layout: CsvLayout
+    rows: list[list[str]]
+    complete: bool
+
+
+def layout_from_options(
+    path: Path, file_name: str, *, encoding: str, delimiter: str, header_row: int
+) -> CsvLayout:
+    """The layout that approved reading options describe, with the header read from the file.
+
+    Used when reconciling: the file is read exactly as approved, never sniffed again.
+    """
+    with path.open("r", encoding=python_codec(encoding), newline="") as handle:
+        for _ in range(header_row - 1):
+            handle.readline()
+        record = next(csv.reader(handle, delimiter=delimiter), [])
+    return CsvLayout(
+        file_name, encoding, delimiter, header_row - 1, header_columns(record, file_name)
+    )
+
+
+def fallback_to_cp1252(layout: CsvLayout) -> CsvLayout:
+    """The same layout read as Windows-1252: for a file whose invalid UTF-8 starts late."""
+    return replace(
+        layout, encoding="cp1252", notes=(*layout.notes, "not UTF-8: read as Windows-1252")
+    )
+
+
+def header_columns(record: list[str], file_name: str) -> tuple[str, ...]:
+    """The column names a header record gives, checked before any row is read.
+
+    Names are trimmed (a stray BOM too) and an empty one becomes "(unnamed column N)". Raises
+    for a header too wide to be an export, a first row that holds values instead of names,
+    or two columns with the same name (ignoring case), since a mapping names columns.
+    """
+    if len(record) > MAX_COLUMNS:
+        raise NotCsvError(
+            f"the header has {len(record):,} columns; reconbot reads exports of at most "
+            f"{MAX_COLUMNS:,} columns: export only the columns you need, or check that the "
+            "file is an orders or payments export",
+            file_name=file_name,
+        )
+    names = [cell.strip().lstrip("\ufeff").strip() for cell in record]
+    filled = [name for name in names if name]
+    if filled and sum(1 for n in filled if _LOOKS_LIKE_DATA.match(n)) * 2 > len(filled):
+        raise MissingHeaderError(
+            "the first row holds values, not column names; add the header row of the export",
+            file_name=file_name,
+        )
+    columns = [name or f"(unnamed column {i + 1})" for i, name in enumerate(names)]
+    seen: dict[str, str] = {}
+    for name in columns:
+        key = name.casefold()
+        if key in seen:
+            raise DuplicateHeaderError(
+                f'two columns are both named "{name}"; rename one of them and upload again',
+                file_name=file_name,
+            )
+        seen[key] = name
+    return tuple(columns)
+
+
+def python_codec(encoding: str) -> str:
+    """The Python codec that reads a layout's encoding (UTF-8 skipping a leading BOM)."""
+    return {"utf-8": "utf-8-sig", "utf-16": "utf-16", "cp1252": "cp1252"}[encoding]

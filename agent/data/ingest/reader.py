@@ -1,0 +1,147 @@
+"""Read a whole file into a DuckDB table, exactly as its layout says, every cell as text.
+
+Number and date formats are decided later, per column, by `profile`. The table's row count is
+checked against `counting.count_records`, so a read that loses or invents rows is refused.
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import shutil
+import tempfile
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from pathlib import Path
+
+import duckdb
+
+from agent.data.ingest.counting import count_records
+from agent.data.ingest.diagnosis import diagnose
+from agent.data.ingest.layout import MAX_CELL_BYTES, CsvLayout, fallback_to_cp1252, python_codec
+from agent.errors import HeaderOnlyError, LedgerError
+
+
+def duckdb_source(path: Path, layout: CsvLayout, workdir: Path) -> tuple[Path, int]:
+    """A UTF-8 file for DuckDB whose first record is a one-line header, and the records to skip.
+
+    `path` itself (skip 1) when it is UTF-8 with the header on its first line and no line break
+    inside a header cell. Otherwise a copy in `workdir` that starts at the first data record:
+    the preamble and the header are cut by Python's line reader (the one reader that counts
+    them), so DuckDB never counts lines to find the header, and never guesses the file's line
+    ending from a line break inside a header cell (Excel's Alt+Enter), which it gets wrong: the
+    copy gets a one-line stand-in header that ends like the records.
+    """
+    multiline_header = any("\n" in c or "\r" in c for c in layout.columns)
+    if layout.encoding == "utf-8" and layout.header_line == 0 and not multiline_header:
+        return path, 1
+    target = workdir / f"{path.name}.data.csv"
+    with path.open("r", encoding=python_codec(layout.encoding), newline="") as source:
+        consumed = [source.readline() for _ in range(layout.header_line)]
+
+        def lines() -> Iterator[str]:
+            while line := source.readline():
+                consumed.append(line)
+                yield line
+
+        csv.field_size_limit(MAX_CELL_BYTES)
+        next(csv.reader(lines(), delimiter=layout.delimiter), None)
+        if layout.encoding == "utf-8":
+            with path.open("rb") as raw:
+                bom = len(codecs.BOM_UTF8) if raw.read(3) == codecs.BOM_UTF8 else 0
+                raw.seek(bom + len("".join(consumed).encode("utf-8")))
+                with target.open("wb") as raw_sink:
+                    raw_sink.write(_plain_header(layout, consumed).encode("utf-8"))
+                    shutil.copyfileobj(raw, raw_sink, 1 << 20)
+            return target, 1
+        with target.open("w", encoding="utf-8", newline="") as sink:
+            sink.write(_plain_header(layout, consumed))
+            while chunk := source.read(1 << 20):
+                sink.write(chunk)
+    return target, 1
+
+
+def _plain_header(layout: CsvLayout, consumed: list[str]) -> str:
+    """A one-line stand-in header ending like the file's records: DuckDB guesses the line
+    ending from the first line break, so it must be the records' own (an explicit CRLF
+    `new_line` is misread by DuckDB 2.0)."""
+    names = layout.delimiter.join(f"c{i}" for i in range(len(layout.columns)))
+    return names + _line_ending(consumed[-1] if consumed else "")
+
+
+def _line_ending(line: str) -> str:
+    """The line ending a physical line ends with (LF when it has none)."""
+    if line.endswith("\r\n"):
+        return "\r\n"
+    return "\r" if line.endswith("\r") else "\n"
+
+
+def read_csv_sql(path: Path, layout: CsvLayout, skip: int = 1) -> str:
+    """A DuckDB `read_csv(...)` table expression reading a `duckdb_source` file as `layout` says.
+
+    The file starts at the header record (skipped as one record, never as a count of lines) or,
+    with `skip=0`, at the first data record. Columns come out as VARCHAR named `c0`, `c1`, … in
+    header order; rows in file order.
+    """
+    columns = ", ".join(f"'c{i}': 'VARCHAR'" for i in range(len(layout.columns)))
+    return (
+        f"read_csv({_sql_string(str(path))}, auto_detect=false, header=false, "
+        f"skip={int(skip)}, delim={_sql_string(layout.delimiter)}, quote='\"', "
+        f"escape='\"', strict_mode=true, null_padding=false, max_line_size={MAX_CELL_BYTES}, "
+        f"columns={{{columns}}})"
+    )
+
+
+def read_table(
+    con: duckdb.DuckDBPyConnection,
+    table: str,
+    query: str,
+    path: Path,
+    layout: CsvLayout,
+    workdir: Path | None = None,
+) -> CsvLayout:
+    """Create `table` in DuckDB from `query`, whose `{source}` is the whole file read as `layout`.
+
+    Rows keep file order, so data row n is `rowid + 1`. A file whose invalid UTF-8 starts past
+    the sniffed head is read again as Windows-1252 (and says so in the returned layout's notes);
+    any other refusal becomes the typed error of the first bad row (`diagnose`). The returned
+    layout carries the file's data records as `count_records` counts them; a table whose row
+    count differs raises LedgerError.
+    """
+    con.execute("SET preserve_insertion_order = true")
+    with (
+        tempfile.TemporaryDirectory(dir=workdir) as scratch,
+        ThreadPoolExecutor(max_workers=1, thread_name_prefix="count") as counter,
+    ):
+        for attempt in range(2):
+            source, skip = duckdb_source(path, layout, Path(scratch))
+            counted = counter.submit(count_records, source)
+            sql = f"CREATE OR REPLACE TABLE {table} AS " + query.replace(
+                "{source}", read_csv_sql(source, layout, skip)
+            )
+            try:
+                con.execute(sql)
+                break
+            except duckdb.InvalidInputException as error:
+                if attempt == 0 and layout.encoding == "utf-8" and "unicode" in str(error).lower():
+                    layout = fallback_to_cp1252(layout)
+                    continue
+                raise diagnose(path, layout) from None
+        records = counted.result() - skip
+    row = con.execute(f"SELECT count(*) FROM {table}").fetchone()
+    read = int(row[0]) if row else 0
+    if read != records:
+        raise LedgerError(
+            f"{layout.file_name}: reading the file gave {read:,} rows, but it holds {records:,} "
+            "data records; nothing is reported from a read that loses or invents rows"
+        )
+    if read == 0:
+        raise HeaderOnlyError(
+            "the file has a header row but no data rows", file_name=layout.file_name
+        )
+    return replace(layout, records=records)
+
+
+def _sql_string(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
