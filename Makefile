@@ -1,7 +1,7 @@
 # Two commands for a fresh machine with Python 3.11+ and make:
 #   make run    the Slack bot on the embedded defaults when Slack credentials are set; without
 #               them, it says exactly which are missing and investigates demo data in the terminal
-#   make test   lint, format check, type check and the whole test suite
+#   make test   lint, format check, type check, import contracts and the whole test suite
 PYTHON ?= python3
 UV_VERSION := 0.13.9
 UV := .uv/bin/uv
@@ -29,6 +29,7 @@ lint: $(VENV)/.synced
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports --no-cache --no-logo
 
 test: lint
 	$(VENV)/bin/pytest -q -n 2 --dist loadfile

@@ -1,12 +1,31 @@
-"""The guard: whether a confirmation still applies to the pause it names (DESIGN §4).
+"""The guard: every rule of whether a person's decision on a pause may proceed.
 
-Nothing else decides whether an investigation resumes. The checks run in a fixed order and the
-first that fails raises `ApprovalRefusedError` with its reason code and a sentence for the person.
+Nothing else decides whether a request is approved, rejected, edited or re-run. `check` takes
+the decision (`Action`), the pause as saved, what the person submitted and what holds now
+(`Facts`), and either returns the pause or raises `ApprovalRefusedError` with its
+`RefusalReason` and a sentence for the person. The checks run in one fixed order, the first that
+fails decides:
+
+1. the pause exists (`UNKNOWN_PAUSE`);
+2. its status allows the action (`ALREADY_CONSUMED`, `ALREADY_CLAIMED`, `REJECTED`,
+   `SUPERSEDED`, `EXPIRED`): approve also retries a `failed` pause, reject and edit need it
+   `pending`;
+3. it has not expired (`EXPIRED`);
+4. the submitted authorization identity is the saved one (`IDENTITY_MISMATCH`);
+5. the person may decide it (`NOT_AUTHORIZED`);
+6. approve and re-run only: the policy in force is the one it was made under
+   (`POLICY_CHANGED`), the inputs are still the current revision's (`STALE_INPUT`), it carries a
+   complete mapping (`NOT_APPROVABLE`) whose digest matches (`MAPPING_MISMATCH`).
+
+A re-run by recovery (`RESUME`) checks the policy only: its claim is already held, and the
+approval it repeats passed every other check when it was given.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
+from enum import StrEnum
 
 from agent.domain import (
     ApprovalRequest,
@@ -18,6 +37,29 @@ from agent.domain import (
 )
 from agent.errors import ApprovalRefusedError
 from agent.identity import mapping_digest
+from agent.pause import DECIDABLE, Transition, allows
+
+
+class Action(StrEnum):
+    """What a person (or recovery) does with a pause."""
+
+    APPROVE = "approve"
+    REJECT = "reject"
+    EDIT = "edit"
+    OPEN = "open"
+    """About to show a decision form (reject or edit): is it still decidable?"""
+    RESUME = "resume"
+    """Recovery re-runs an interrupted approval."""
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What holds when the decision is made, to compare with what the pause was issued for."""
+
+    now: datetime
+    policy_version: str
+    input_identity: str | None = None
+
 
 _STATUS_REFUSALS = {
     PauseStatus.CONSUMED: RefusalReason.ALREADY_CONSUMED,
@@ -26,10 +68,20 @@ _STATUS_REFUSALS = {
     PauseStatus.SUPERSEDED: RefusalReason.SUPERSEDED,
     PauseStatus.EXPIRED: RefusalReason.EXPIRED,
 }
+EXPIRED_WORDS = "This request has expired; ask for a fresh one."
+
+
+def unknown_pause(pause_id: str) -> ApprovalRefusedError:
+    """The refusal of a decision on a pause that was never saved."""
+    return ApprovalRefusedError(RefusalReason.UNKNOWN_PAUSE, f"There is no request {pause_id}.")
 
 
 def refusal_for_status(state: PauseState) -> ApprovalRefusedError | None:
-    """The refusal that a pause's status alone calls for, or None if it can still be decided."""
+    """The refusal that a pause's status alone calls for, or None if it can still be decided.
+
+    Also the answer to a caller that lost a race: its conditional update found the pause moved
+    on, and the new status says to what.
+    """
     reason = _STATUS_REFUSALS.get(state.status)
     if reason is None:
         return None
@@ -45,13 +97,13 @@ def refusal_for_status(state: PauseState) -> ApprovalRefusedError | None:
         RefusalReason.SUPERSEDED: "This request was superseded"
         + (f" ({state.reason})" if state.reason else "")
         + "; decide on the newest request in the thread.",
-        RefusalReason.EXPIRED: "This request has expired; ask for a fresh one.",
+        RefusalReason.EXPIRED: EXPIRED_WORDS,
     }
-    return ApprovalRefusedError(reason, words[reason])
+    return ApprovalRefusedError(reason, words[reason], state=state)
 
 
 def may_approve(policy: ApproverPolicy, approver: Approver, requested_by: str) -> bool:
-    """Whether `approver` may approve a request made by `requested_by` under `policy`."""
+    """Whether `approver` may decide a request made by `requested_by` under `policy`."""
     if not policy.self_approval and approver.user == requested_by:
         return False
     if not policy.approvers:
@@ -73,13 +125,69 @@ def short_version(version: str) -> str:
     return version[:19]
 
 
-def check_policy(request: ApprovalRequest, current_policy_version: str) -> None:
-    """Raise `POLICY_CHANGED` unless `request` was made under the policy now in force.
+def check(
+    action: Action,
+    state: PauseState | None,
+    *,
+    pause_id: str,
+    facts: Facts,
+    authorization: str | None = None,
+    decider: Approver | None = None,
+) -> PauseState:
+    """Return the pause if `action` on it may proceed; raise `ApprovalRefusedError` if not.
 
-    The policy version is part of what an approval covers (DESIGN §3): an approval given under
-    one set of rules must not run a reconciliation under another. Used by the guard and by the
-    recovery of an interrupted approval.
+    `authorization` is the identity the button or form carried (checked when given; a person's
+    decision always carries one), `decider` who decides (checked when given; recovery has
+    none). The order of the checks is the module's docstring.
     """
+    if state is None:
+        raise unknown_pause(pause_id)
+    _check_status(action, state)
+    request = state.request
+    if action is not Action.RESUME and facts.now >= request.expires_at:
+        raise ApprovalRefusedError(RefusalReason.EXPIRED, EXPIRED_WORDS, state=state)
+    if authorization is not None and authorization != request.authorization_identity:
+        raise ApprovalRefusedError(
+            RefusalReason.IDENTITY_MISMATCH,
+            "This approval was issued for something else than the saved request; nothing was run."
+            if action is Action.APPROVE
+            else "This decision was issued for something else than the saved request.",
+            state=state,
+        )
+    if decider is not None and not may_approve(
+        request.approver_policy, decider, request.requested_by
+    ):
+        verb = "approve" if action is Action.APPROVE else "decide"
+        raise ApprovalRefusedError(
+            RefusalReason.NOT_AUTHORIZED,
+            f"{decider.user} may not {verb} this request. Who may: "
+            f"{who_may_approve(request.approver_policy, request.requested_by)}.",
+            state=state,
+        )
+    if action in (Action.APPROVE, Action.RESUME):
+        _check_policy(state, facts.policy_version)
+    if action is Action.APPROVE:
+        _check_binding(state, facts.input_identity)
+    return state
+
+
+def _check_status(action: Action, state: PauseState) -> None:
+    if action is Action.RESUME:
+        proceeds = state.status is PauseStatus.CLAIMED
+    elif action is Action.APPROVE:
+        proceeds = allows(state, Transition.CLAIM)
+    else:
+        proceeds = state.status in DECIDABLE
+    if not proceeds:
+        raise refusal_for_status(state) or ApprovalRefusedError(
+            RefusalReason.ALREADY_CLAIMED, "This request is no longer pending.", state=state
+        )
+
+
+def _check_policy(state: PauseState, current_policy_version: str) -> None:
+    """The policy version is part of what an approval covers: an approval given under one set
+    of rules must not run a reconciliation under another."""
+    request = state.request
     if request.policy_version != current_policy_version:
         raise ApprovalRefusedError(
             RefusalReason.POLICY_CHANGED,
@@ -87,6 +195,29 @@ def check_policy(request: ApprovalRequest, current_policy_version: str) -> None:
             f"policy {short_version(request.policy_version)}; the policy now in force is "
             f"{short_version(current_policy_version)}). Nothing was run: a new request is "
             "needed, made under the current policy (investigate again).",
+            state=state,
+        )
+
+
+def _check_binding(state: PauseState, current_input_identity: str | None) -> None:
+    request: ApprovalRequest = state.request
+    if current_input_identity != request.input_identity:
+        raise ApprovalRefusedError(
+            RefusalReason.STALE_INPUT,
+            "The files changed after this request was made; decide on the newest request.",
+            state=state,
+        )
+    if not request.approvable or request.mapping is None:
+        raise ApprovalRefusedError(
+            RefusalReason.NOT_APPROVABLE,
+            "This request asks a question; answer it (edit the mapping) before approving.",
+            state=state,
+        )
+    if request.mapping_digest != mapping_digest(request.mapping):
+        raise ApprovalRefusedError(
+            RefusalReason.MAPPING_MISMATCH,
+            "The saved mapping does not match the mapping this request was issued for.",
+            state=state,
         )
 
 
@@ -99,44 +230,13 @@ def check_confirmation(
     current_policy_version: str,
     now: datetime,
 ) -> None:
-    """Raise `ApprovalRefusedError` unless confirming `state` with these facts may proceed.
-
-    Order: status, expiry, authorization identity, approver, policy in force, current inputs,
-    mapping. A `failed` pause (its resumed phase errored) may be confirmed again: that is the
-    retry, refused like any other once the policy has changed.
-    """
-    refusal = refusal_for_status(state)
-    if refusal is not None:
-        raise refusal
-    request = state.request
-    if now >= request.expires_at:
-        raise ApprovalRefusedError(
-            RefusalReason.EXPIRED, "This request has expired; ask for a fresh one."
-        )
-    if submitted_identity != request.authorization_identity:
-        raise ApprovalRefusedError(
-            RefusalReason.IDENTITY_MISMATCH,
-            "This approval was issued for something else than the saved request; nothing was run.",
-        )
-    if not may_approve(request.approver_policy, approver, request.requested_by):
-        raise ApprovalRefusedError(
-            RefusalReason.NOT_AUTHORIZED,
-            f"{approver.user} may not approve this request. Who may: "
-            f"{who_may_approve(request.approver_policy, request.requested_by)}.",
-        )
-    check_policy(request, current_policy_version)
-    if current_input_identity != request.input_identity:
-        raise ApprovalRefusedError(
-            RefusalReason.STALE_INPUT,
-            "The files changed after this request was made; decide on the newest request.",
-        )
-    if not request.approvable or request.mapping is None:
-        raise ApprovalRefusedError(
-            RefusalReason.NOT_APPROVABLE,
-            "This request asks a question; answer it (edit the mapping) before approving.",
-        )
-    if request.mapping_digest != mapping_digest(request.mapping):
-        raise ApprovalRefusedError(
-            RefusalReason.MAPPING_MISMATCH,
-            "The saved mapping does not match the mapping this request was issued for.",
-        )
+    """Raise `ApprovalRefusedError` unless approving `state` with these facts may proceed
+    (the `APPROVE` case of `check`, spelled out)."""
+    check(
+        Action.APPROVE,
+        state,
+        pause_id=state.request.pause_id,
+        facts=Facts(now, current_policy_version, current_input_identity),
+        authorization=submitted_identity,
+        decider=approver,
+    )

@@ -52,9 +52,10 @@ class InvestigationStatus(StrEnum):
 class RefusalReason(StrEnum):
     """Stable codes of the guard's refusals; shown to people in words, kept in the audit log.
 
-    Two are not in DESIGN §4: `NOT_APPROVABLE` (a clarification has no complete mapping, so it
-    can be answered, an edit, but not approved) and `POLICY_CHANGED` (the request was made under
-    another policy version than the one now in force; a new request is needed).
+    `NOT_APPROVABLE`: a clarification has no complete mapping, so it can be answered (an edit)
+    but not approved. `POLICY_CHANGED`: the request was made under another policy version than
+    the one now in force; a new request is needed. `NOT_ISSUED`: a button or form that reconbot
+    did not issue for a saved request (malformed or forged), refused before any lookup.
     """
 
     UNKNOWN_PAUSE = "UNKNOWN_PAUSE"
@@ -69,6 +70,7 @@ class RefusalReason(StrEnum):
     MAPPING_MISMATCH = "MAPPING_MISMATCH"
     NOT_APPROVABLE = "NOT_APPROVABLE"
     POLICY_CHANGED = "POLICY_CHANGED"
+    NOT_ISSUED = "NOT_ISSUED"
 
 
 class DatasetRef(BaseModel):

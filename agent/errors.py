@@ -37,6 +37,8 @@ what the uploader already sees in their own file. Code that shows errors to user
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class ReconbotError(Exception):
     """Base of every error reconbot reports to a person; `str()` is the user-facing message."""
@@ -136,8 +138,11 @@ class ApprovalRefusedError(ReconbotError):
     to the person who clicked, in words.
     """
 
-    def __init__(self, reason: str, message: str) -> None:
+    def __init__(self, reason: str, message: str, *, state: Any = None) -> None:
         self.reason = reason
+        self.state = state
+        """The pause as the guard saw it (a `PauseState`), or None for an unknown one: lets a
+        caller show the refusal without reading the pause again."""
         super().__init__(message)
 
 

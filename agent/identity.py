@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import secrets
 from typing import Any
 
 from agent.data.schema import Mapping, Role
@@ -68,3 +69,8 @@ def authorization_identity(
             "policy_version": policy_version,
         }
     )
+
+
+def new_id(prefix: str) -> str:
+    """A short random id people can type: `INV-3F9A2C1B7E`."""
+    return f"{prefix}-{secrets.token_hex(5).upper()}"

@@ -1,7 +1,14 @@
 """The interfaces the core needs from the outside world; `storage` implements them.
 
-Every method that changes a status is one conditional update: it returns False (or None) when
-another caller got there first, and it appends its audit entry in the same transaction.
+State is reached through a unit of work: `with uow_factory() as uow:` opens one transaction,
+and the repositories of every aggregate (`uow.investigations`, `uow.pauses`, ...) work inside
+it; leaving the block commits, an exception rolls everything back. So one decision (its checks'
+reads, the claim, the decision record, the case's status) is one transaction. Never hold a unit
+of work open across an agent turn: turns take minutes.
+
+A method that changes a status is one conditional update: it returns False when another caller
+got there first. Repositories persist what the core decided (a transition from `agent.pause`,
+a record); they do not decide. They append the matching audit entry in the same transaction.
 """
 
 from __future__ import annotations
@@ -11,6 +18,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from types import TracebackType
 from typing import Any, BinaryIO, Protocol
 
 from agent.domain import (
@@ -20,10 +28,10 @@ from agent.domain import (
     InvestigationStatus,
     Outcome,
     PauseState,
-    PauseStatus,
     Revision,
     ToolExecution,
 )
+from agent.pause import Transition
 
 
 @dataclass(frozen=True)
@@ -66,19 +74,18 @@ class Claim:
     lease_until: datetime
 
 
-class Repository(Protocol):
-    """The saved state of investigations, pauses, decisions, outcomes, traces and the audit log."""
+class InvestigationRepository(Protocol):
+    """Investigations and the revisions of their inputs."""
 
-    # Investigations and revisions
-    def create_investigation(self, investigation: Investigation, revision: Revision) -> None:
+    def add(self, investigation: Investigation, revision: Revision) -> None:
         """Save a new investigation with its first revision."""
         ...
 
-    def get_investigation(self, investigation_id: str) -> Investigation | None:
+    def get(self, investigation_id: str) -> Investigation | None:
         """The investigation, or None."""
         ...
 
-    def set_investigation_status(
+    def set_status(
         self,
         investigation_id: str,
         status: InvestigationStatus,
@@ -90,102 +97,123 @@ class Repository(Protocol):
         (one conditional update). True if it changed."""
         ...
 
-    def add_revision(self, revision: Revision, *, actor: str, reason: str) -> list[str]:
-        """Make `revision` current; supersede pending pauses. Returns the superseded pause ids."""
+    def add_revision(self, revision: Revision, *, actor: str) -> None:
+        """Make `revision` the investigation's current one."""
         ...
 
     def revisions(self, investigation_id: str) -> list[Revision]:
         """All revisions, oldest first."""
         ...
 
-    def list_investigations(
-        self, *, channel: str | None = None, limit: int = 20
-    ) -> list[Investigation]:
+    def recent(self, *, channel: str | None = None, limit: int = 20) -> list[Investigation]:
         """Recent investigations, newest first, optionally of one channel."""
         ...
 
-    def find_investigation(self, channel: str, thread_ts: str) -> Investigation | None:
+    def by_thread(self, channel: str, thread_ts: str) -> Investigation | None:
         """The newest investigation anchored on a chat thread, or None."""
         ...
 
-    # Pauses and decisions
-    def record_pause(self, request: ApprovalRequest) -> list[str]:
-        """Save the snapshot as a pending pause; supersede other pending pauses of the case."""
+
+class PauseRepository(Protocol):
+    """Pauses: the snapshot written once, and where it stands."""
+
+    def add(self, request: ApprovalRequest) -> None:
+        """Save the snapshot as a new pending pause."""
         ...
 
-    def get_pause(self, pause_id: str) -> PauseState | None:
+    def get(self, pause_id: str) -> PauseState | None:
         """The pause and its status, or None."""
         ...
 
-    def pauses(self, investigation_id: str) -> list[PauseState]:
+    def lock(self, pause_id: str) -> PauseState | None:
+        """The pause, locked until the unit of work ends, or None.
+
+        Decisions read a pause this way: two decisions on one pause queue, and the second sees
+        the first one's outcome, so the guard's answer and the change it allows are one step.
+        """
+        ...
+
+    def of_investigation(self, investigation_id: str) -> list[PauseState]:
         """All pauses of an investigation, oldest first."""
         ...
 
-    def set_message_ts(self, pause_id: str, message_ts: str) -> None:
-        """Remember the chat message that shows the pause (not part of the snapshot)."""
-        ...
-
-    def transition_pause(
+    def apply(
         self,
         pause_id: str,
+        transition: Transition,
         *,
-        from_statuses: tuple[PauseStatus, ...],
-        to: PauseStatus,
         actor: str,
+        at: datetime,
         reason: str | None = None,
         claim: Claim | None = None,
+        owner: str | None = None,
     ) -> bool:
-        """Move a pause from one of `from_statuses` to `to`; False if another caller won."""
+        """Persist `transition` (its rule in `agent.pause.RULES`) if the pause still stands
+        where the rule allows it from (and, for owner-only rules, `owner` holds its claim);
+        False if another caller moved it first."""
         ...
 
-    def take_over_claim(self, pause_id: str, *, old_owner: str, claim: Claim) -> bool:
-        """Move a stale claim to a new owner (recovery); False if another caller won."""
+    def claims(self) -> list[tuple[str, Claim, int]]:
+        """Claimed pauses with (pause id, claim, attempts), for recovery to examine."""
         ...
 
-    def stale_claims(self, now: datetime) -> list[tuple[str, Claim, int]]:
-        """Claimed pauses with (pause id, claim, attempts) for recovery to examine."""
-        ...
-
-    def due_pauses(self, now: datetime) -> list[str]:
+    def due(self, now: datetime) -> list[str]:
         """Pending pauses whose expiry has passed."""
         ...
 
-    def record_decision(self, decision: Decision) -> None:
-        """Append a decision (accepted or refused) and its audit entry."""
+
+class DecisionRepository(Protocol):
+    """Every decision, accepted or refused: the audit trail people read."""
+
+    def add(self, decision: Decision) -> None:
+        """Append a decision."""
         ...
 
-    def decisions(self, investigation_id: str) -> list[Decision]:
+    def of_investigation(self, investigation_id: str) -> list[Decision]:
         """All decisions of an investigation, oldest first."""
         ...
 
-    # Outcomes
-    def complete(self, outcome: Outcome, *, owner: str) -> bool:
-        """Save the outcome and mark its pause consumed, in one transaction; False if not ours."""
+
+class OutcomeRepository(Protocol):
+    """The results of resumed phases."""
+
+    def add(self, outcome: Outcome) -> None:
+        """Save an outcome."""
         ...
 
-    def get_outcome(self, investigation_id: str) -> Outcome | None:
+    def latest(self, investigation_id: str) -> Outcome | None:
         """The newest outcome of an investigation, or None."""
         ...
 
-    # The agent's memory and trace
-    def record_tool_executions(self, executions: list[ToolExecution]) -> None:
+
+class TraceRepository(Protocol):
+    """The tool executions of the agent's invocations."""
+
+    def add(self, executions: list[ToolExecution]) -> None:
         """Append the tool executions of one invocation."""
         ...
 
-    def tool_executions(self, investigation_id: str) -> list[ToolExecution]:
+    def of_investigation(self, investigation_id: str) -> list[ToolExecution]:
         """The trace, in order."""
         ...
 
-    def append_conversation(self, investigation_id: str, messages: list[dict[str, Any]]) -> None:
-        """Append one invocation's messages to the saved conversation, atomically."""
+
+class ConversationRepository(Protocol):
+    """The agent's memory of an investigation."""
+
+    def append(self, investigation_id: str, messages: list[dict[str, Any]]) -> None:
+        """Append one invocation's messages, keeping what another process appended meanwhile."""
         ...
 
-    def load_conversation(self, investigation_id: str) -> list[dict[str, Any]]:
+    def load(self, investigation_id: str) -> list[dict[str, Any]]:
         """The saved conversation, or an empty one."""
         ...
 
-    # Audit and Slack deliveries
-    def audit(
+
+class AuditLog(Protocol):
+    """The hash-chained audit log."""
+
+    def append(
         self,
         event: str,
         *,
@@ -194,33 +222,46 @@ class Repository(Protocol):
         pause_id: str | None = None,
         detail: dict[str, Any] | None = None,
     ) -> None:
-        """Append an entry to the hash-chained audit log."""
+        """Append an entry."""
         ...
 
-    def verify_audit(self) -> tuple[int, int | None]:
+    def verify(self) -> tuple[int, int | None]:
         """Check the chain: (entries checked, sequence of the first broken entry or None)."""
         ...
 
-    def audit_entries(self, investigation_id: str) -> Iterator[dict[str, Any]]:
+    def entries(self, investigation_id: str) -> Iterator[dict[str, Any]]:
         """The audit entries of an investigation, in order."""
         ...
 
-    def mark_event_processed(
+
+class UnitOfWork(Protocol):
+    """One transaction over every aggregate's repository (see the module docstring)."""
+
+    investigations: InvestigationRepository
+    pauses: PauseRepository
+    decisions: DecisionRepository
+    outcomes: OutcomeRepository
+    traces: TraceRepository
+    conversations: ConversationRepository
+    audit: AuditLog
+
+    def __enter__(self) -> UnitOfWork:
+        """Begin the transaction."""
+        ...
+
+    def __exit__(
         self,
-        event_id: str,
-        payload: dict[str, Any] | None = None,
-        hold_until: datetime | None = None,
-    ) -> bool:
-        """Record a delivered event id; False if it was already processed. With `payload`,
-        its work resumes elsewhere unless finished before `hold_until`."""
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        """Commit if the block ended normally, roll back if it raised."""
         ...
 
-    def finish_event(self, event_id: str) -> None:
-        """The event's work is done; never resume it."""
-        ...
 
-    def take_unfinished_events(
-        self, now: datetime, hold_until: datetime
-    ) -> list[tuple[str, dict[str, Any]]]:
-        """Take the unfinished events whose hold ran out (each by one caller only)."""
+class UnitOfWorkFactory(Protocol):
+    """Opens units of work: `with uow() as work: ...`."""
+
+    def __call__(self) -> UnitOfWork:
+        """A new unit of work, not yet begun."""
         ...

@@ -21,17 +21,21 @@ from slack_sdk.http_retry.builtin_handlers import (
 from strands.models import Model
 
 from agent.data.policy import Policy, load_policy
+from agent.dependencies import Dependencies, SystemClock, WorkflowSettings
 from agent.domain import ApproverPolicy
 from agent.errors import ConfigurationError
 from agent.models.bedrock import BedrockSettings, build_bedrock_model, check_access
 from agent.models.offline import OfflineModel
-from agent.workflow import InvestigationService, SystemClock, WorkflowSettings
+from agent.ports import UnitOfWorkFactory
+from agent.usecases import UseCases, build_use_cases
 from bot.config import Settings
 from bot.slack.app import SlackBot, build_app
+from bot.slack.deliveries import Deliveries
 from bot.slack.server import wsgi_app
 from storage.blobs import open_blob_store
 from storage.database import create_engine, current_revision, head_revision, is_sqlite, migrate
-from storage.repository import SqlRepository
+from storage.deliveries import SqlDeliveries
+from storage.unit_of_work import SqlUnitOfWorkFactory
 
 if TYPE_CHECKING:
     from wsgiref.types import WSGIApplication
@@ -44,10 +48,12 @@ RATE_LIMIT_RETRIES = 5
 
 @dataclass
 class Runtime:
-    """What the entry points use: the service, and the repository for audit commands."""
+    """What the entry points use: the use cases, units of work (the audit commands), the bot's
+    delivery bookkeeping, and the engine (closed at exit)."""
 
-    service: InvestigationService
-    repository: SqlRepository
+    service: UseCases
+    uow: UnitOfWorkFactory
+    deliveries: Deliveries
     engine: sa.Engine
 
 
@@ -123,20 +129,22 @@ def build_runtime(
         raise ConfigurationError(
             "The database is not at the current schema; run `reconbot migrate` first."
         )
-    repository = SqlRepository(engine)
+    uow = SqlUnitOfWorkFactory(engine)
     blobs = open_blob_store(settings.blob_url, s3_endpoint_url=settings.s3_endpoint_url)
-    service = InvestigationService(
-        repository,
-        blobs,
-        model or build_model(settings, check=check_model),
-        SystemClock(),
-        workflow_settings(settings, policy),
+    service = build_use_cases(
+        Dependencies(
+            uow=uow,
+            blobs=blobs,
+            model=model or build_model(settings, check=check_model),
+            clock=SystemClock(),
+            settings=workflow_settings(settings, policy),
+        )
     )
     if recover:
-        recovered = service.recover()
+        recovered = service.recovery.recover()
         if recovered:
             logger.info("pauses=%s | recovered interrupted approvals", ",".join(recovered))
-    return Runtime(service, repository, engine)
+    return Runtime(service, uow, SqlDeliveries(engine), engine)
 
 
 def migrate_database(settings: Settings) -> str | None:
@@ -170,6 +178,7 @@ def build_bot(
     bot = build_app(
         settings,
         runtime.service,
+        runtime.deliveries,
         slack_client(settings),
         socket_mode=socket_mode,
         expiry_sweep=settings.expiry_sweep,

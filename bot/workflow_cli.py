@@ -20,7 +20,8 @@ from agent.data.ledger import ledger_lines
 from agent.data.schema import READING_OPTIONS, SCHEMA, Role
 from agent.domain import ApprovalRequest, Approver, Outcome, PauseStatus
 from agent.errors import ApprovalRefusedError, ReconbotError, WorkflowError
-from agent.workflow import InvestigationService, Upload
+from agent.usecases import UseCases
+from agent.usecases.common import Upload
 from bot.composition import Runtime, build_runtime, migrate_database
 from bot.config import Settings
 from bot.readings import describe_reading
@@ -258,16 +259,14 @@ def investigate_files(orders: str | Path, payments: str | Path, *, as_json: bool
             Upload(stack.enter_context(open(path, "rb")), Path(path).name)
             for path in (orders, payments)
         ]
-        started = service.start(uploads, requested_by=user)
+        started = service.intake.start(uploads, requested_by=user)
     request = started.request
     assert request is not None
     printer.request(request)
     return _decision_loop(service, printer, request, user)
 
 
-def _decision_loop(
-    service: InvestigationService, printer: Printer, request: ApprovalRequest, user: str
-) -> int:
+def _decision_loop(service: UseCases, printer: Printer, request: ApprovalRequest, user: str) -> int:
     interactive = sys.stdin.isatty()
     while True:
         if interactive and not printer.as_json:
@@ -288,13 +287,13 @@ def _decision_loop(
         approver = Approver(user=user)
         try:
             if command == "approve":
-                outcome = service.confirm(
+                outcome = service.decisions.confirm(
                     request.pause_id, request.authorization_identity, approver
                 )
                 printer.outcome(outcome)
                 return EXIT_OK
             if command == "reject":
-                state = service.reject(
+                state = service.decisions.reject(
                     request.pause_id, request.authorization_identity, approver, rest
                 )
                 printer.emit(
@@ -303,12 +302,12 @@ def _decision_loop(
                 )
                 return EXIT_REJECTED
             if command == "edit":
-                request = service.edit(
+                request = service.decisions.edit(
                     request.pause_id, request.authorization_identity, approver, parse_edit(rest)
                 )
                 printer.request(request)
             elif command == "ask":
-                answer = service.ask(request.investigation_id, rest, actor=user)
+                answer = service.questions.ask(request.investigation_id, rest, actor=user)
                 printer.emit({"type": "answer", "text": answer.text}, answer.text)
                 if answer.request is not None:
                     request = answer.request
@@ -327,22 +326,24 @@ def _decision_loop(
 def _decide(args: argparse.Namespace) -> int:
     service = _runtime().service
     printer = Printer(args.json)
-    state = service.repo.get_pause(args.pause_id)
+    state = service.queries.pause(args.pause_id)
     authorization = args.authorization or (state.request.authorization_identity if state else "")
     approver = Approver(user=_user())
     try:
         if args.action == "approve":
-            printer.outcome(service.confirm(args.pause_id, authorization, approver))
+            printer.outcome(service.decisions.confirm(args.pause_id, authorization, approver))
             return EXIT_OK
         if args.action == "edit":
             # The shell already split the words: quote them again so parse_edit sees them whole.
             printer.request(
-                service.edit(
+                service.decisions.edit(
                     args.pause_id, authorization, approver, parse_edit(shlex.join(args.reason))
                 )
             )
             return EXIT_OK
-        rejected = service.reject(args.pause_id, authorization, approver, " ".join(args.reason))
+        rejected = service.decisions.reject(
+            args.pause_id, authorization, approver, " ".join(args.reason)
+        )
         printer.emit(
             {"type": "rejected", "pause_id": args.pause_id, "reason": rejected.reason},
             f"Rejected: {rejected.reason}",
@@ -355,7 +356,7 @@ def _decide(args: argparse.Namespace) -> int:
 
 def _status(args: argparse.Namespace) -> int:
     service = _runtime(agent=False).service
-    report = service.status(args.investigation_id)
+    report = service.queries.status(args.investigation_id)
     if args.json:
         print(report.model_dump_json())
         return EXIT_OK
@@ -387,7 +388,8 @@ def _migrate(_: argparse.Namespace) -> int:
 
 def _audit_verify(_: argparse.Namespace) -> int:
     runtime = build_runtime(Settings(), recover=False, check_model=False)
-    checked, broken = runtime.repository.verify_audit()
+    with runtime.uow() as uow:
+        checked, broken = uow.audit.verify()
     if broken is None:
         print(f"audit log verified: {checked} entries, chain intact")
         return EXIT_OK

@@ -15,13 +15,15 @@ from slack_bolt import App, BoltResponse
 from slack_bolt.error import BoltError
 from slack_sdk import WebClient
 
+from agent.dependencies import utc_now
 from agent.domain import ApproverPolicy
 from agent.errors import ConfigurationError
-from agent.workflow import InvestigationService
+from agent.usecases import UseCases
 from bot.config import Settings
+from bot.slack.deliveries import Deliveries
 from bot.slack.files import SlackFiles
+from bot.slack.handlers import Handlers, HandlerSettings, build_handlers
 from bot.slack.listeners import register
-from bot.slack.threads import InvestigationThreads, ThreadsSettings
 
 logger = logging.getLogger(__name__)
 
@@ -30,23 +32,24 @@ LISTENER_THREADS = 32
 
 @dataclass
 class SlackBot:
-    """The Bolt app and the investigation threads it hands work to."""
+    """The Bolt app and the handlers it hands work to."""
 
     app: App
-    threads: InvestigationThreads
+    handlers: Handlers
 
     def start(self) -> None:
         """Start background work (recovery reports, the expiry sweep)."""
-        self.threads.start()
+        self.handlers.start()
 
     def close(self) -> None:
         """Finish running work and stop."""
-        self.threads.close()
+        self.handlers.close()
 
 
 def build_app(
     settings: Settings,
-    service: InvestigationService,
+    service: UseCases,
+    deliveries: Deliveries,
     client: WebClient,
     *,
     socket_mode: bool = False,
@@ -90,12 +93,14 @@ def build_app(
         api_url=settings.slack_api_url,
         max_bytes=settings.max_upload_bytes,
     )
-    threads = InvestigationThreads(
+    hold = settings.claim_lease
+    handlers = build_handlers(
         service,
+        deliveries,
         client,
         files,
         policy,
-        ThreadsSettings(expiry_sweep_seconds=expiry_sweep.total_seconds()),
+        HandlerSettings(expiry_sweep_seconds=expiry_sweep.total_seconds(), delivery_hold=hold),
     )
 
     @app.middleware
@@ -105,7 +110,8 @@ def build_app(
         event_id = body.get("event_id") if body.get("type") == "event_callback" else None
         event = body.get("event") or {}
         upload = event if event.get("subtype") == "file_share" and not event.get("bot_id") else None
-        if event_id and not service.first_delivery(str(event_id), upload):
+        held = utc_now() + hold if upload is not None else None
+        if event_id and not deliveries.first(str(event_id), upload, held):
             logger.info("event=%s | duplicate delivery ignored", event_id)
             return BoltResponse(status=200, body="")
         next()
@@ -115,5 +121,5 @@ def build_app(
     def on_error(error: Exception, body: dict[str, Any]) -> None:
         logger.error("type=%s error=%s | listener failed", body.get("type"), type(error).__name__)
 
-    register(app, service, threads)
-    return SlackBot(app, threads)
+    register(app, service, handlers)
+    return SlackBot(app, handlers)

@@ -1,19 +1,24 @@
-"""What the bot puts into buttons and modals, and reads back: opaque references only.
+"""What the bot puts into buttons, selects and modals, and reads back: opaque references only.
 
 A button carries the pause id and the authorization identity it was issued for (DESIGN §3),
-nothing the guard would trust beyond comparing them with the saved pause. A modal carries
-the same, plus where to answer.
+nothing the guard would trust beyond comparing them with the saved pause. A clarification's
+answer select carries the same in its block id. A modal carries the same, plus where to
+answer. The parsers here turn Slack's payloads into typed values for the handlers; anything
+not issued by reconbot raises MalformedRequestError.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
+from typing import Any
 
-from agent.data.schema import READING_OPTIONS
+from agent.data.schema import READING_OPTIONS, Role
 from agent.errors import MalformedRequestError
+from bot.slack.ids import ANSWER
 
 NOT_ISSUED = "This button or form was not issued by reconbot for a saved request; nothing was done."
+"""The words of a `RefusalReason.NOT_ISSUED` refusal: a button or form reconbot did not issue."""
 
 
 def _fields(text: str, names: tuple[str, ...]) -> dict[str, str]:
@@ -60,6 +65,83 @@ class ModalMetadata:
     def decode(cls, text: str | None) -> ModalMetadata:
         """Read modal metadata back; MalformedRequestError if it is not ours."""
         return cls(**_fields(text or "", ("pause_id", "authorization", "channel", "message_ts")))
+
+
+@dataclass(frozen=True)
+class AnswerBlockId:
+    """The block id of a clarification's answer select, `answer:<n>:<button value>`: which
+    question, and the request it was issued for (the select's options stay `role.field=column`,
+    within Slack's 150 characters an option value; a block id may have 255)."""
+
+    number: int
+    button: ButtonValue
+
+    def encode(self) -> str:
+        """The block id put on the question's section."""
+        return f"{ANSWER}:{self.number}:{self.button.encode()}"
+
+    @classmethod
+    def decode(cls, text: str | None) -> AnswerBlockId:
+        """Read a block id back; MalformedRequestError if it is not one we issued."""
+        prefix, _, rest = (text or "").partition(":")
+        number, _, value = rest.partition(":")
+        if prefix != ANSWER or not number.isdigit():
+            raise MalformedRequestError(NOT_ISSUED)
+        return cls(int(number), ButtonValue.decode(value))
+
+
+@dataclass(frozen=True)
+class Click:
+    """A click on a button or a select of one of the bot's messages: who, where, and the
+    element's value (None for a select)."""
+
+    channel: str
+    user: str
+    thread_ts: str | None
+    message_ts: str | None
+    value: str | None
+    trigger_id: str | None = None
+
+    @classmethod
+    def from_body(cls, body: dict[str, Any]) -> Click:
+        """The click of a `block_actions` payload (its first action)."""
+        container = body.get("container") or {}
+        message = body.get("message") or {}
+        action = (body.get("actions") or [{}])[0]
+        message_ts = container.get("message_ts") or message.get("ts")
+        return cls(
+            channel=str((body.get("channel") or {}).get("id") or container.get("channel_id")),
+            user=str(body["user"]["id"]),
+            thread_ts=message.get("thread_ts") or container.get("thread_ts"),
+            message_ts=str(message_ts) if message_ts else None,
+            value=action.get("value"),
+            trigger_id=body.get("trigger_id"),
+        )
+
+
+@dataclass(frozen=True)
+class ClarificationAnswer:
+    """A clarification answered with its select: the request it answers and the column chosen
+    for one field (`role.field=column`)."""
+
+    button: ButtonValue
+    role: Role
+    field: str
+    column: str
+
+    @classmethod
+    def from_body(cls, body: dict[str, Any]) -> ClarificationAnswer:
+        """The answer of a `block_actions` payload; MalformedRequestError if it is not ours."""
+        action = (body.get("actions") or [{}])[0]
+        block = AnswerBlockId.decode(action.get("block_id"))
+        selected = action.get("selected_option") or {}
+        key, _, column = str(selected.get("value", "")).partition("=")
+        role_name, _, name = key.partition(".")
+        try:
+            role = Role(role_name)
+        except ValueError:
+            raise MalformedRequestError(NOT_ISSUED) from None
+        return cls(block.button, role, name, column)
 
 
 def option_lines(text: str) -> dict[str, str]:

@@ -1,11 +1,14 @@
 """Block action listeners: Approve, Retry, Edit mapping, Reject, and a clarification's answer.
 
-Each acknowledges before anything else, then hands the click to the investigation threads,
-where the guard decides. Modals open straight away (a trigger id lasts three seconds).
+Each acknowledges before anything else, parses the payload into typed values (`Click`, a
+`ButtonValue`, a `ClarificationAnswer`) and hands them to the handlers, where
+the guard decides; a payload reconbot did not issue is refused to the clicker alone. Modals
+open straight away (a trigger id lasts three seconds).
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from typing import Any
 
@@ -14,76 +17,103 @@ from slack_sdk import WebClient
 
 from agent.domain import ApprovalRequest
 from agent.errors import ApprovalRefusedError, MalformedRequestError
-from agent.workflow import InvestigationService
+from agent.usecases import UseCases
 from bot.slack import blocks
-from bot.slack.payloads import ButtonValue, ModalMetadata
-from bot.slack.threads import InvestigationThreads
+from bot.slack.handlers import Handlers
+from bot.slack.payloads import ButtonValue, ClarificationAnswer, Click, ModalMetadata
+
+logger = logging.getLogger(__name__)
 
 
-def register(app: App, service: InvestigationService, threads: InvestigationThreads) -> None:
+def register(app: App, service: UseCases, handlers: Handlers) -> None:
     """Register the action listeners."""
+
+    def _decision(click: Click) -> ButtonValue | None:
+        """The decision button's value, or None after telling the clicker it is not ours."""
+        try:
+            return ButtonValue.decode(click.value)
+        except MalformedRequestError as error:
+            logger.warning("user=%s | a decision button that reconbot did not issue", click.user)
+            handlers.work.submit(
+                handlers.messages.refuse, click.channel, click.user, click.thread_ts, error
+            )
+            return None
 
     @app.action(blocks.APPROVE)
     def on_approve(ack: Ack, body: dict[str, Any]) -> None:
         ack()
-        threads.submit(threads.approve, body)
+        click = Click.from_body(body)
+        button = _decision(click)
+        if button is not None:
+            handlers.work.submit(handlers.decisions.approve, click, button)
 
     @app.action(blocks.RETRY)
     def on_retry(ack: Ack, body: dict[str, Any]) -> None:
         ack()
-        threads.submit(threads.approve, body)
+        click = Click.from_body(body)
+        button = _decision(click)
+        if button is not None:
+            handlers.work.submit(handlers.decisions.approve, click, button)
 
     @app.action(blocks.INVESTIGATE_AGAIN)
     def on_investigate_again(ack: Ack, body: dict[str, Any]) -> None:
         ack()
-        threads.submit(threads.investigate_again, body)
+        handlers.work.submit(handlers.intake.investigate_again, Click.from_body(body))
 
     @app.action(re.compile(f"^{blocks.ANSWER}:"))
     def on_answer(ack: Ack, body: dict[str, Any]) -> None:
         ack()
-        threads.submit(threads.answer, body)
-
-    def _pending(body: dict[str, Any]) -> tuple[ModalMetadata, ApprovalRequest] | None:
-        """The metadata for a decision modal, or None after telling the clicker why not."""
-        channel = str(body["channel"]["id"])
-        user = str(body["user"]["id"])
-        message = body.get("message") or {}
-        thread_ts = message.get("thread_ts")
+        click = Click.from_body(body)
         try:
-            button = ButtonValue.decode(body["actions"][0].get("value"))
+            answer = ClarificationAnswer.from_body(body)
         except MalformedRequestError as error:
-            threads.submit(threads.refuse, channel, user, thread_ts, error)
+            handlers.work.submit(
+                handlers.messages.refuse, click.channel, click.user, click.thread_ts, error
+            )
+            return
+        handlers.work.submit(handlers.decisions.answer, click, answer)
+
+    def _pending(click: Click) -> tuple[ModalMetadata, ApprovalRequest] | None:
+        """The metadata for a decision modal, or None after telling the clicker why not."""
+        button = _decision(click)
+        if button is None:
             return None
         try:
-            state = service.decidable(button.pause_id)
+            state = service.decisions.decidable(button.pause_id, button.authorization)
         except ApprovalRefusedError as refusal:
-            threads.submit(threads.refuse, channel, user, thread_ts, refusal)
+            handlers.work.submit(
+                handlers.messages.refuse, click.channel, click.user, click.thread_ts, refusal
+            )
             return None
         metadata = ModalMetadata(
             pause_id=button.pause_id,
             authorization=button.authorization,
-            channel=channel,
-            message_ts=str(message.get("ts", "")),
+            channel=click.channel,
+            message_ts=click.message_ts or "",
         )
         return metadata, state.request
 
     @app.action(blocks.REJECT)
     def on_reject(ack: Ack, body: dict[str, Any], client: WebClient) -> None:
         ack()
-        found = _pending(body)
+        click = Click.from_body(body)
+        found = _pending(click)
         if found is not None:
             metadata, request = found
             client.views_open(
-                trigger_id=body["trigger_id"], view=blocks.reject_modal(request, metadata)
+                trigger_id=click.trigger_id, view=blocks.reject_modal(request, metadata)
             )
 
     @app.action(blocks.EDIT)
     def on_edit(ack: Ack, body: dict[str, Any], client: WebClient) -> None:
         ack()
-        found = _pending(body)
+        click = Click.from_body(body)
+        found = _pending(click)
         if found is not None:
             metadata, request = found
             opened = client.views_open(
-                trigger_id=body["trigger_id"], view=blocks.loading_modal("Edit the mapping")
+                trigger_id=click.trigger_id, view=blocks.loading_modal("Edit the mapping")
             )
-            threads.submit(threads.show_edit_modal, opened["view"]["id"], request, metadata)
+            handlers.work.submit(
+                handlers.decisions.show_edit_modal, opened["view"]["id"], request, metadata
+            )

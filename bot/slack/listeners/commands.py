@@ -7,11 +7,11 @@ from typing import Any
 from slack_bolt import Ack, App, Respond
 
 from agent.errors import ReconbotError
-from agent.workflow import InvestigationService
+from agent.usecases import UseCases
 from bot.slack import blocks
 
 
-def register(app: App, service: InvestigationService) -> None:
+def register(app: App, service: UseCases) -> None:
     """Register the slash command listener."""
 
     @app.command("/recon")
@@ -22,7 +22,7 @@ def register(app: App, service: InvestigationService) -> None:
         rendered = blocks.help_message()
         if verb == "status" and len(words) > 1:
             try:
-                rendered = blocks.status_message(service.status(words[1].upper()))
+                rendered = blocks.status_message(service.queries.status(words[1].upper()))
             except ReconbotError as error:
                 rendered = blocks.problem_message(str(error))
         elif verb == "status":
@@ -30,6 +30,6 @@ def register(app: App, service: InvestigationService) -> None:
         elif verb == "list":
             channel = str(command.get("channel_id"))
             rendered = blocks.list_message(
-                service.recent(channel=channel, limit=10), where=f"in <#{channel}>"
+                service.queries.recent(channel=channel, limit=10), where=f"in <#{channel}>"
             )
         respond(text=rendered.text, blocks=rendered.blocks, response_type="ephemeral")

@@ -9,8 +9,8 @@ from typing import Any
 
 from slack_bolt import App, BoltContext
 
-from agent.workflow import InvestigationService
-from bot.slack.threads import InvestigationThreads
+from agent.usecases import UseCases
+from bot.slack.handlers import Handlers
 
 _MENTION = re.compile(r"<@[A-Z0-9]+>")
 
@@ -20,14 +20,14 @@ def question_text(text: str) -> str:
     return _MENTION.sub("", text or "").strip()
 
 
-def register(app: App, service: InvestigationService, threads: InvestigationThreads) -> None:
+def register(app: App, service: UseCases, handlers: Handlers) -> None:
     """Register the event listeners."""
 
     @app.event({"type": "message", "subtype": "file_share"})
     def on_file_share(event: dict[str, Any], body: dict[str, Any]) -> None:
         if event.get("bot_id"):
             return
-        threads.submit(threads.files_shared, event, body.get("event_id"))
+        handlers.work.submit(handlers.intake.files_shared, event, body.get("event_id"))
 
     @app.event("file_shared")
     def on_file_shared() -> None:
@@ -37,7 +37,9 @@ def register(app: App, service: InvestigationService, threads: InvestigationThre
     def on_mention(event: dict[str, Any]) -> None:
         if event.get("bot_id") or event.get("files"):
             return
-        threads.submit(threads.question, event, question_text(event.get("text", "")))
+        handlers.work.submit(
+            handlers.questions.question, event, question_text(event.get("text", ""))
+        )
 
     @app.event("message")
     def on_message(event: dict[str, Any], context: BoltContext) -> None:
@@ -48,11 +50,11 @@ def register(app: App, service: InvestigationService, threads: InvestigationThre
             return  # the app_mention of the same message answers it
         if not question_text(text):
             return
-        if service.find_by_thread(str(event["channel"]), str(event["thread_ts"])) is None:
+        if service.queries.find_by_thread(str(event["channel"]), str(event["thread_ts"])) is None:
             return  # a thread that is not an investigation's: not ours to answer
-        threads.submit(threads.question, event, question_text(text))
+        handlers.work.submit(handlers.questions.question, event, question_text(text))
 
     @app.event("app_home_opened")
     def on_home_opened(event: dict[str, Any]) -> None:
         if event.get("tab", "home") == "home":
-            threads.submit(threads.publish_home, str(event["user"]))
+            handlers.work.submit(handlers.questions.publish_home, str(event["user"]))

@@ -10,8 +10,8 @@ from slack_bolt import Ack, App
 
 from agent.errors import MalformedRequestError
 from bot.slack import blocks
+from bot.slack.handlers import Handlers
 from bot.slack.payloads import ModalMetadata, option_lines_problem
-from bot.slack.threads import InvestigationThreads
 
 
 def edited_fields(view: dict[str, Any]) -> dict[str, str]:
@@ -29,13 +29,15 @@ def edited_fields(view: dict[str, Any]) -> dict[str, str]:
                 changed[block_id] = str(text)
             continue
         initial = (block.get("element") or {}).get("initial_option") or {}
-        chosen = ((values.get(block_id) or {}).get("column") or {}).get("selected_option") or {}
+        chosen = ((values.get(block_id) or {}).get(blocks.COLUMN_INPUT) or {}).get(
+            "selected_option"
+        ) or {}
         if chosen.get("value") is not None and chosen.get("value") != initial.get("value"):
             changed[block_id] = str(chosen["value"])
     return changed
 
 
-def register(app: App, threads: InvestigationThreads) -> None:
+def register(app: App, handlers: Handlers) -> None:
     """Register the view listeners."""
 
     @app.view(blocks.REJECT_VIEW)
@@ -56,7 +58,9 @@ def register(app: App, threads: InvestigationThreads) -> None:
             ack(response_action="errors", errors={blocks.REASON_BLOCK: str(error)})
             return
         ack()
-        threads.submit(threads.reject, metadata, str(body["user"]["id"]), reason.strip())
+        handlers.work.submit(
+            handlers.decisions.reject, metadata, str(body["user"]["id"]), reason.strip()
+        )
 
     @app.view(blocks.EDIT_VIEW)
     def on_edit(ack: Ack, body: dict[str, Any], view: dict[str, Any]) -> None:
@@ -85,4 +89,4 @@ def register(app: App, threads: InvestigationThreads) -> None:
             ack(response_action="errors", errors={inputs[0]: str(error)})
             return
         ack()
-        threads.submit(threads.edit, metadata, str(body["user"]["id"]), changed)
+        handlers.work.submit(handlers.decisions.edit, metadata, str(body["user"]["id"]), changed)

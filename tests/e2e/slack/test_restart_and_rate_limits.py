@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.workflow import Upload
+from agent.usecases.common import Upload
 from bot.composition import build_runtime
 from bot.config import Settings
 from tests.standins.slack import SlackStandIn
@@ -124,7 +124,7 @@ def test_an_inspection_cut_off_by_a_crash_is_offered_again_after_a_restart(
     )
     crashed = build_runtime(Settings(**env), model=DyingModel(), recover=False)  # type: ignore[arg-type]
     with pytest.raises(RuntimeError):
-        crashed.service.start(
+        crashed.service.intake.start(
             [Upload(io.BytesIO(f.content), f.name) for f in upload.files],
             requested_by=ALICE,
             channel=CHANNEL,

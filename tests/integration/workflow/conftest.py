@@ -17,13 +17,16 @@ import sqlalchemy as sa
 from strands.models import Model
 
 from agent.data.demo import generate
+from agent.dependencies import Dependencies, WorkflowSettings
 from agent.domain import ApproverPolicy
 from agent.models.offline import OfflineModel
-from agent.workflow import InvestigationService, Upload, WorkflowSettings
+from agent.usecases import UseCases, build_use_cases
+from agent.usecases.common import Upload
 from storage.blobs import LocalBlobStore
 from storage.database import create_engine, migrate
-from storage.repository import SqlRepository
+from storage.unit_of_work import SqlUnitOfWorkFactory
 from tests.support.databases import DATABASES, database_urls
+from tests.support.saved import Saved
 
 DEMO_ROWS = 2_000
 
@@ -66,8 +69,9 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
 
 @dataclass
 class World:
-    service: InvestigationService
-    repo: SqlRepository
+    service: UseCases
+    uow: SqlUnitOfWorkFactory
+    saved: Saved
     clock: FakeClock
     blobs: LocalBlobStore
     engine: sa.Engine
@@ -83,7 +87,7 @@ def make_world(
 ) -> World:
     engine = create_engine(url)
     migrate(engine)
-    repo = SqlRepository(engine)
+    uow = SqlUnitOfWorkFactory(engine)
     blobs = LocalBlobStore(tmp_path / "blobs")
     clock = FakeClock()
     settings = WorkflowSettings(
@@ -91,8 +95,8 @@ def make_world(
         approver_policy=approver_policy or ApproverPolicy(),
         workdir=tmp_path / "work",
     )
-    service = InvestigationService(repo, blobs, model or OfflineModel(), clock, settings)
-    return World(service, repo, clock, blobs, engine, url, tmp_path / "blobs")
+    service = build_use_cases(Dependencies(uow, blobs, model or OfflineModel(), clock, settings))
+    return World(service, uow, Saved(uow), clock, blobs, engine, url, tmp_path / "blobs")
 
 
 @pytest.fixture

@@ -15,31 +15,31 @@ import threading
 from datetime import timedelta
 from pathlib import Path
 
+from agent.dependencies import Dependencies, SystemClock, WorkflowSettings
 from agent.domain import Approver
 from agent.errors import ApprovalRefusedError
 from agent.models.offline import OfflineModel
-from agent.workflow import InvestigationService, SystemClock, WorkflowSettings
+from agent.usecases import UseCases, build_use_cases
 from storage.blobs import LocalBlobStore
 from storage.database import create_engine
-from storage.repository import SqlRepository
+from storage.repositories.outcomes import SqlOutcomeRepository
+from storage.unit_of_work import SqlUnitOfWorkFactory
 
 
-class CrashingRepository(SqlRepository):
-    """The real repository, except that the process dies where the outcome would be saved."""
-
-    def complete(self, outcome, *, owner):  # type: ignore[no-untyped-def]
-        os._exit(9)
+def _die_instead_of_saving(self, outcome):  # type: ignore[no-untyped-def]
+    """The process dies where the outcome would be saved."""
+    os._exit(9)
 
 
-def service(
-    url: str, blobs: str, work: str, repo_class: type = SqlRepository
-) -> InvestigationService:
-    return InvestigationService(
-        repo_class(create_engine(url)),
-        LocalBlobStore(Path(blobs)),
-        OfflineModel(),
-        SystemClock(),
-        WorkflowSettings(workdir=Path(work), claim_lease=timedelta(minutes=15)),
+def service(url: str, blobs: str, work: str) -> UseCases:
+    return build_use_cases(
+        Dependencies(
+            SqlUnitOfWorkFactory(create_engine(url)),
+            LocalBlobStore(Path(blobs)),
+            OfflineModel(),
+            SystemClock(),
+            WorkflowSettings(workdir=Path(work), claim_lease=timedelta(minutes=15)),
+        )
     )
 
 
@@ -55,7 +55,7 @@ def main() -> None:
         def click(n: int) -> None:
             barrier.wait()
             try:
-                svc.confirm(pause, auth, Approver(user=f"user{os.getpid()}-{n}"))
+                svc.decisions.confirm(pause, auth, Approver(user=f"user{os.getpid()}-{n}"))
                 outcome = "RESUMED"
             except ApprovalRefusedError as error:
                 outcome = error.reason
@@ -69,11 +69,10 @@ def main() -> None:
             worker.join(timeout=300)
         print(json.dumps(results))
     elif command == "crash":
-        service(url, blobs, work, CrashingRepository).confirm(
-            rest[0], rest[1], Approver(user="bob")
-        )
+        SqlOutcomeRepository.add = _die_instead_of_saving  # type: ignore[method-assign]
+        service(url, blobs, work).decisions.confirm(rest[0], rest[1], Approver(user="bob"))
     elif command == "recover":
-        print(json.dumps(service(url, blobs, work).recover()))
+        print(json.dumps(service(url, blobs, work).recovery.recover()))
 
 
 if __name__ == "__main__":

@@ -64,7 +64,7 @@ def test_the_standard_case_pauses_and_resumes_with_the_offline_trace(
 ) -> None:
     live = bedrock_world(bedrock, world.url, tmp_path / "live", streaming=streaming)
     bedrock.add(tool_call("inspect_datasets"), tool_call("validate_mapping"))
-    started = live.service.start(uploads(demo.orders, demo.payments), requested_by="alice")
+    started = live.service.intake.start(uploads(demo.orders, demo.payments), requested_by="alice")
     request = started.request
     assert request is not None and request.kind is PauseKind.CONFIRMATION
     assert len(bedrock.received) == 2, "the turn ends on the pause, without another model call"
@@ -83,14 +83,14 @@ def test_the_standard_case_pauses_and_resumes_with_the_offline_trace(
 
     resumed = bedrock_world(bedrock, world.url, tmp_path / "live", streaming=streaming)
     bedrock.add(tool_call("reconcile"), summary_from_last_result)
-    outcome = resumed.service.confirm(request.pause_id, request.authorization_identity, BOB)
+    outcome = resumed.service.decisions.confirm(
+        request.pause_id, request.authorization_identity, BOB
+    )
     assert outcome.counts == demo.truth["findings"]
     assert outcome.report == f"Reconciled: {sum(outcome.counts.values())} exceptions."
     assert bedrock.exhausted == 0
     assert_alternating(bedrock)
-    trace = [
-        (e.phase, e.name, e.status) for e in live.repo.tool_executions(request.investigation_id)
-    ]
+    trace = [(e.phase, e.name, e.status) for e in live.saved.trace(request.investigation_id)]
     assert trace == [
         ("investigate", "inspect_datasets", "success"),
         ("investigate", "validate_mapping", "success"),
@@ -106,7 +106,7 @@ def test_a_proposal_naming_a_missing_column_becomes_a_clarification(
         tool_call("inspect_datasets"),
         tool_call("validate_mapping", {"changes": {"payments.captured_amount": "Amount Charged"}}),
     )
-    started = live.service.start(uploads(demo.orders, demo.payments), requested_by="alice")
+    started = live.service.intake.start(uploads(demo.orders, demo.payments), requested_by="alice")
     assert started.request is not None
     assert started.request.kind is PauseKind.CLARIFICATION
     assert "Amount Charged" in json.dumps(started.request.model_dump(mode="json"))
@@ -117,19 +117,19 @@ def test_reconcile_before_approval_is_a_blocked_reconcile_pause(
 ) -> None:
     live = bedrock_world(bedrock, world.url, tmp_path / "live")
     bedrock.add(tool_call("inspect_datasets"), tool_call("reconcile"))
-    started = live.service.start(uploads(demo.orders, demo.payments), requested_by="alice")
+    started = live.service.intake.start(uploads(demo.orders, demo.payments), requested_by="alice")
     assert started.request is not None
     assert started.request.kind is PauseKind.BLOCKED_RECONCILE
     assert len(bedrock.received) == 2, "the refusal ends the turn"
-    saved = live.repo.load_conversation(started.investigation.id)
+    saved = live.saved.conversation(started.investigation.id)
     results = [b["toolResult"] for m in saved for b in m["content"] if "toolResult" in b]
     refused = json.loads(results[-1]["content"][0]["text"])
     assert refused["ok"] is False and "approval" in refused["error"]
-    assert live.repo.get_outcome(started.investigation.id) is None
+    assert live.saved.outcome(started.investigation.id) is None
 
     blocked = started.request
     bedrock.add(tool_call("validate_mapping"))
-    revised = live.service.edit(
+    revised = live.service.decisions.edit(
         blocked.pause_id,
         blocked.authorization_identity,
         BOB,
@@ -152,7 +152,7 @@ def test_a_bad_tool_call_explains_itself_and_the_investigation_goes_on(
 ) -> None:
     live = bedrock_world(bedrock, world.url, tmp_path / "live")
     bedrock.add(tool_call("inspect_datasets"), bad_call, tool_call("validate_mapping"))
-    started = live.service.start(uploads(demo.orders, demo.payments), requested_by="alice")
+    started = live.service.intake.start(uploads(demo.orders, demo.payments), requested_by="alice")
     assert started.request is not None and started.request.kind is PauseKind.CONFIRMATION
     explained = bedrock.received[2].tool_results()[-1]
     assert "status" not in explained
@@ -166,13 +166,13 @@ def test_throttling_is_retried_with_backoff_then_busy_and_resumable(
     live = bedrock_world(bedrock, world.url, tmp_path / "live", max_attempts=3)
     bedrock.add(Fault(), Fault(), tool_call("inspect_datasets"), Fault(), Fault(), Fault())
     with pytest.raises(ModelBusyError, match="busy"):
-        live.service.start(uploads(demo.orders, demo.payments), requested_by="alice")
+        live.service.intake.start(uploads(demo.orders, demo.payments), requested_by="alice")
     assert len(bedrock.received) == 6, "3 attempts for each of two model turns"
-    (investigation,) = live.repo.list_investigations()
-    assert live.repo.load_conversation(investigation.id) == [], "a failed turn saves nothing"
+    (investigation,) = live.saved.investigations()
+    assert live.saved.conversation(investigation.id) == [], "a failed turn saves nothing"
 
     bedrock.add(tool_call("inspect_datasets"), tool_call("validate_mapping"))
-    again = live.service.investigate_again(investigation.id, actor="alice")
+    again = live.service.intake.investigate_again(investigation.id, actor="alice")
     assert again.kind is PauseKind.CONFIRMATION
     assert_alternating(bedrock)
 
@@ -184,16 +184,16 @@ def test_a_timeout_is_a_clear_error_and_the_approval_can_be_retried(
         bedrock, world.url, tmp_path / "live", read_timeout_seconds=0.5, max_attempts=2
     )
     bedrock.add(tool_call("inspect_datasets"), tool_call("validate_mapping"))
-    started = live.service.start(uploads(demo.orders, demo.payments), requested_by="alice")
+    started = live.service.intake.start(uploads(demo.orders, demo.payments), requested_by="alice")
     request = started.request
     assert request is not None
     bedrock.add(Stall(1.5), Stall(1.5))
     with pytest.raises(ModelUnavailableError, match=r"did not answer within 0\.5 s"):
-        live.service.confirm(request.pause_id, request.authorization_identity, BOB)
-    state = live.repo.get_pause(request.pause_id)
+        live.service.decisions.confirm(request.pause_id, request.authorization_identity, BOB)
+    state = live.saved.pause(request.pause_id)
     assert state is not None and state.status is PauseStatus.FAILED
 
     bedrock.add(tool_call("reconcile"), summary_from_last_result)
-    outcome = live.service.confirm(request.pause_id, request.authorization_identity, BOB)
+    outcome = live.service.decisions.confirm(request.pause_id, request.authorization_identity, BOB)
     assert outcome.counts == demo.truth["findings"]
     assert_alternating(bedrock)

@@ -10,6 +10,7 @@ import sys
 import threading
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ import pytest
 
 from agent.domain import Approver, PauseStatus, RefusalReason
 from agent.errors import ApprovalRefusedError
+from agent.usecases import build_use_cases
 from storage import tables as t
 from tests.support.databases import POSTGRES_URL, drop_schema, postgres_schema_url
 
@@ -43,7 +45,7 @@ def _helper(*args: str) -> subprocess.CompletedProcess[str]:
 def _confirm_in_threads(world: World, pause_id: str, auth: str, threads: int) -> list[str]:
     def click(n: int) -> str:
         try:
-            world.service.confirm(pause_id, auth, Approver(user=f"user{n}"))
+            world.service.decisions.confirm(pause_id, auth, Approver(user=f"user{n}"))
         except ApprovalRefusedError as error:
             return str(error.reason)
         return "RESUMED"
@@ -54,18 +56,18 @@ def _confirm_in_threads(world: World, pause_id: str, auth: str, threads: int) ->
 
 def test_twenty_threads_on_sqlite_one_winner(tmp_path: Path, demo: Demo) -> None:
     world = make_world(f"sqlite:///{tmp_path / 'db.sqlite'}", tmp_path)
-    request = world.service.start(uploads(demo.orders, demo.payments), requested_by="a").request
+    request = world.service.intake.start(
+        uploads(demo.orders, demo.payments), requested_by="a"
+    ).request
     assert request is not None
     results = _confirm_in_threads(world, request.pause_id, request.authorization_identity, 20)
     counts = Counter(results)
     assert counts["RESUMED"] == 1, counts
     assert set(counts) - {"RESUMED"} <= LOSERS
-    assert world.repo.count_outcomes(request.pause_id) == 1
-    reconciles = [
-        e for e in world.repo.tool_executions(request.investigation_id) if e.name == "reconcile"
-    ]
+    assert world.saved.outcome_count(request.pause_id) == 1
+    reconciles = [e for e in world.saved.trace(request.investigation_id) if e.name == "reconcile"]
     assert len(reconciles) == 1
-    assert world.repo.verify_audit()[1] is None
+    assert world.saved.verify_audit()[1] is None
 
 
 @pytest.mark.postgres
@@ -75,7 +77,9 @@ def test_two_processes_ten_threads_each_on_postgres_one_winner(tmp_path: Path, d
     url, schema = postgres_schema_url(POSTGRES_URL)
     try:
         world = make_world(url, tmp_path)
-        request = world.service.start(uploads(demo.orders, demo.payments), requested_by="a").request
+        request = world.service.intake.start(
+            uploads(demo.orders, demo.payments), requested_by="a"
+        ).request
         assert request is not None
         args = ["confirm", url, str(world.blob_dir), str(tmp_path / "work"), request.pause_id]
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -99,8 +103,8 @@ def test_two_processes_ten_threads_each_on_postgres_one_winner(tmp_path: Path, d
         assert len(results) == 20
         assert counts["RESUMED"] == 1, counts
         assert set(counts) - {"RESUMED"} <= LOSERS
-        assert world.repo.count_outcomes(request.pause_id) == 1
-        assert world.repo.verify_audit()[1] is None
+        assert world.saved.outcome_count(request.pause_id) == 1
+        assert world.saved.verify_audit()[1] is None
         world.engine.dispose()
     finally:
         drop_schema(POSTGRES_URL, schema)
@@ -109,7 +113,9 @@ def test_two_processes_ten_threads_each_on_postgres_one_winner(tmp_path: Path, d
 def test_crash_after_claim_is_recovered_at_next_start(
     world: World, demo: Demo, tmp_path: Path
 ) -> None:
-    request = world.service.start(uploads(demo.orders, demo.payments), requested_by="a").request
+    request = world.service.intake.start(
+        uploads(demo.orders, demo.payments), requested_by="a"
+    ).request
     assert request is not None
     work = str(tmp_path / "work")
     crashed = _helper(
@@ -121,42 +127,46 @@ def test_crash_after_claim_is_recovered_at_next_start(
         request.authorization_identity,
     )
     assert crashed.returncode == 9, crashed.stderr
-    assert world.repo.get_pause(request.pause_id).status is PauseStatus.CLAIMED  # type: ignore[union-attr]
-    assert world.repo.get_outcome(request.investigation_id) is None
+    assert world.saved.pause(request.pause_id).status is PauseStatus.CLAIMED  # type: ignore[union-attr]
+    assert world.saved.outcome(request.investigation_id) is None
 
     recovered = _helper("recover", world.url, str(world.blob_dir), work)
     assert recovered.returncode == 0, recovered.stderr
     assert json.loads(recovered.stdout.strip().splitlines()[-1]) == [request.pause_id]
-    assert world.repo.get_pause(request.pause_id).status is PauseStatus.CONSUMED  # type: ignore[union-attr]
-    assert world.repo.count_outcomes(request.pause_id) == 1
-    outcome = world.repo.get_outcome(request.investigation_id)
+    assert world.saved.pause(request.pause_id).status is PauseStatus.CONSUMED  # type: ignore[union-attr]
+    assert world.saved.outcome_count(request.pause_id) == 1
+    outcome = world.saved.outcome(request.investigation_id)
     assert outcome is not None
     assert outcome.counts == demo.truth["findings"]
 
     again = _helper("recover", world.url, str(world.blob_dir), work)
     assert json.loads(again.stdout.strip().splitlines()[-1]) == []
-    assert world.repo.count_outcomes(request.pause_id) == 1
+    assert world.saved.outcome_count(request.pause_id) == 1
     with pytest.raises(ApprovalRefusedError) as refused:
-        world.service.confirm(request.pause_id, request.authorization_identity, Approver(user="b"))
+        world.service.decisions.confirm(
+            request.pause_id, request.authorization_identity, Approver(user="b")
+        )
     assert refused.value.reason == RefusalReason.ALREADY_CONSUMED
 
 
 def test_a_claim_retried_once_already_is_marked_failed_and_can_be_retried(
     world: World, demo: Demo, tmp_path: Path
 ) -> None:
-    request = world.service.start(uploads(demo.orders, demo.payments), requested_by="a").request
+    request = world.service.intake.start(
+        uploads(demo.orders, demo.payments), requested_by="a"
+    ).request
     assert request is not None
     work = str(tmp_path / "work")
     args = (world.url, str(world.blob_dir), work, request.pause_id, request.authorization_identity)
     assert _helper("crash", *args).returncode == 9
     # As if recovery had already re-run it once and died again: the next start gives up on it.
-    assert world.repo.stale_claims(world.clock.now())[0][2] == 1
+    assert world.saved.claims()[0][2] == 1
     with world.engine.begin() as conn:
         conn.execute(t.pauses.update().values(attempts=2))
     recovered = _helper("recover", *args[:3])
     assert json.loads(recovered.stdout.strip().splitlines()[-1]) == [request.pause_id]
-    assert world.repo.get_pause(request.pause_id).status is PauseStatus.FAILED  # type: ignore[union-attr]
-    outcome = world.service.confirm(
+    assert world.saved.pause(request.pause_id).status is PauseStatus.FAILED  # type: ignore[union-attr]
+    outcome = world.service.decisions.confirm(
         request.pause_id, request.authorization_identity, Approver(user="b")
     )
     assert outcome.counts == demo.truth["findings"]
@@ -165,12 +175,15 @@ def test_a_claim_retried_once_already_is_marked_failed_and_can_be_retried(
 def test_two_questions_at_once_both_stay_in_the_conversation(
     world: World, demo: Demo, tmp_path: Path
 ) -> None:
-    started = world.service.start(uploads(demo.orders, demo.payments), requested_by="alice")
+    started = world.service.intake.start(uploads(demo.orders, demo.payments), requested_by="alice")
     request = started.request
     assert request is not None
-    world.service.confirm(request.pause_id, request.authorization_identity, Approver(user="bob"))
+    world.service.decisions.confirm(
+        request.pause_id, request.authorization_identity, Approver(user="bob")
+    )
     other = make_world(world.url, tmp_path / "other")
-    other.service.blobs = world.blobs  # the second process sees the same stored files
+    # The second process sees the same stored files.
+    other.service = build_use_cases(replace(other.service.deps, blobs=world.blobs))
     barrier = threading.Barrier(2)
     questions = ["why is #1010 flagged?", "explain over_capture"]
 
@@ -179,7 +192,7 @@ def test_two_questions_at_once_both_stay_in_the_conversation(
     def ask(service: Any, question: str) -> None:
         barrier.wait()
         try:
-            service.ask(started.investigation.id, question, actor="carol")
+            service.questions.ask(started.investigation.id, question, actor="carol")
         except BaseException as error:  # reported below, in the test's thread
             failures.append(error)
 
@@ -192,7 +205,7 @@ def test_two_questions_at_once_both_stay_in_the_conversation(
     for thread in threads:
         thread.join(timeout=120)
     assert failures == []
-    saved = world.repo.load_conversation(started.investigation.id)
+    saved = world.saved.conversation(started.investigation.id)
     said = json.dumps(saved)
     assert all(q in said for q in questions), "neither turn replaced the other"
     roles = [m["role"] for m in saved]

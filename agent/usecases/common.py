@@ -1,0 +1,43 @@
+"""What the use cases share: uploads, ids, and reading an investigation inside a unit of work."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import BinaryIO
+
+from agent.domain import ApprovalRequest, Investigation, PauseStatus, Revision
+from agent.errors import UnknownInvestigationError, WorkflowError
+from agent.ports import UnitOfWork
+
+
+@dataclass
+class Upload:
+    """A file handed to the investigation: its bytes, its name, and where it came from."""
+
+    stream: BinaryIO
+    name: str
+    slack_file_id: str | None = None
+
+
+def investigation_in(uow: UnitOfWork, investigation_id: str) -> Investigation:
+    """The investigation, or UnknownInvestigationError naming the id a person gave."""
+    investigation = uow.investigations.get(investigation_id)
+    if investigation is None:
+        raise UnknownInvestigationError(f"There is no investigation {investigation_id}.")
+    return investigation
+
+
+def current_revision(uow: UnitOfWork, investigation_id: str) -> Revision:
+    """The investigation's newest revision (every investigation has one)."""
+    revisions = uow.investigations.revisions(investigation_id)
+    if not revisions:
+        raise WorkflowError(f"Investigation {investigation_id} has no files yet.")
+    return revisions[-1]
+
+
+def pending_in(uow: UnitOfWork, investigation_id: str) -> ApprovalRequest | None:
+    """The case's request awaiting a decision, if any (there is at most one)."""
+    for state in reversed(uow.pauses.of_investigation(investigation_id)):
+        if state.status is PauseStatus.PENDING:
+            return state.request
+    return None

@@ -1,0 +1,315 @@
+"""Decisions: approve, reject, edit, expire; and whether a request can still be decided.
+
+Each decision is one unit of work: the pause is read once (locked), the guard
+(`agent.approval.check`) decides, and the change it allows, the decision record and the case's
+status are committed together. A refused decision is recorded too, then raised. The resumed
+phase of an approval runs after that commit, outside any transaction.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import datetime
+
+from agent.approval import Action, Facts, check, refusal_for_status
+from agent.data.schema import READING_OPTIONS, SCHEMA, Role
+from agent.dependencies import SYSTEM_ACTOR, Dependencies, Progress
+from agent.domain import (
+    ApprovalRequest,
+    Approver,
+    Decision,
+    InvestigationStatus,
+    Outcome,
+    PauseState,
+    PauseStatus,
+    RefusalReason,
+    Revision,
+)
+from agent.errors import ApprovalRefusedError, WorkflowError
+from agent.pause import Transition, apply
+from agent.ports import Claim, UnitOfWork
+from agent.runtime.prompts import revise_prompt
+from agent.runtime.turns import AgentTurns
+from agent.usecases.common import current_revision, investigation_in
+from agent.usecases.resumption import Resumption
+
+logger = logging.getLogger(__name__)
+
+
+class Decisions:
+    """A person's decisions on a request, each through the one guard."""
+
+    def __init__(self, deps: Dependencies, turns: AgentTurns, resumption: Resumption) -> None:
+        self.deps = deps
+        self.turns = turns
+        self.resumption = resumption
+
+    def decidable(self, pause_id: str, authorization: str | None = None) -> PauseState:
+        """The pause, if a person may still decide it (before showing a decision form).
+
+        Raises ApprovalRefusedError otherwise. Records nothing: the decision itself goes
+        through the guard again when it is submitted.
+        """
+        with self.deps.uow() as uow:
+            state = uow.pauses.get(pause_id)
+        return check(
+            Action.OPEN,
+            state,
+            pause_id=pause_id,
+            facts=self._facts(),
+            authorization=authorization,
+        )
+
+    def confirm(
+        self,
+        pause_id: str,
+        authorization: str,
+        approver: Approver,
+        *,
+        on_claimed: Callable[[PauseState], None] | None = None,
+    ) -> Outcome:
+        """Approve a pause: guard and claim in one unit of work, then resume, save the outcome
+        and consume the pause.
+
+        Raises ApprovalRefusedError (with its reason code) when the approval does not apply;
+        exactly one of any number of concurrent callers gets past the claim. `on_claimed` is
+        told the claimed pause before the (long) resumed phase starts, so the winner can be
+        shown at once.
+        """
+        now = self.deps.clock.now()
+        with self.deps.uow() as uow:
+            state = uow.pauses.lock(pause_id)
+            revision = current_revision(uow, state.request.investigation_id) if state else None
+            refusal = self._guard(
+                uow,
+                Action.APPROVE,
+                state,
+                pause_id,
+                approver,
+                now,
+                authorization=authorization,
+                input_identity=revision.input_identity if revision else None,
+            )
+            if refusal is None:
+                assert state is not None
+                claim = Claim(self.deps.owner, now + self.deps.settings.claim_lease)
+                if uow.pauses.apply(
+                    pause_id, Transition.CLAIM, actor=approver.user, at=now, claim=claim
+                ):
+                    claimed = apply(state, Transition.CLAIM, actor=approver.user, at=now)
+                    self._accept(uow, state.request, Action.APPROVE, approver.user, now, None)
+                    uow.investigations.set_status(
+                        state.request.investigation_id,
+                        InvestigationStatus.RECONCILING,
+                        actor=approver.user,
+                    )
+                else:
+                    refusal = self._lost_race(uow, state, Action.APPROVE, approver.user, now)
+        if refusal is not None:
+            raise refusal
+        assert revision is not None
+        if on_claimed is not None:
+            on_claimed(claimed)
+        return self.resumption.resume(claimed, revision, approver.user)
+
+    def reject(self, pause_id: str, authorization: str, actor: Approver, reason: str) -> PauseState:
+        """Reject a pending request with a reason; later approvals of it are refused."""
+        reason = reason.strip()
+        if not reason:
+            raise WorkflowError("A rejection needs a reason.")
+        now = self.deps.clock.now()
+        with self.deps.uow() as uow:
+            state = uow.pauses.lock(pause_id)
+            refusal = self._guard(
+                uow, Action.REJECT, state, pause_id, actor, now, authorization=authorization
+            )
+            if refusal is None:
+                assert state is not None
+                if uow.pauses.apply(
+                    pause_id, Transition.REJECT, actor=actor.user, at=now, reason=reason
+                ):
+                    rejected = apply(
+                        state, Transition.REJECT, actor=actor.user, at=now, reason=reason
+                    )
+                    self._accept(uow, state.request, Action.REJECT, actor.user, now, reason)
+                    uow.investigations.set_status(
+                        state.request.investigation_id,
+                        InvestigationStatus.REJECTED,
+                        actor=actor.user,
+                    )
+                else:
+                    refusal = self._lost_race(uow, state, Action.REJECT, actor.user, now)
+        if refusal is not None:
+            raise refusal
+        return rejected
+
+    def edit(
+        self,
+        pause_id: str,
+        authorization: str,
+        actor: Approver,
+        answers: dict[Role, dict[str, str]],
+        progress: Progress | None = None,
+    ) -> ApprovalRequest:
+        """Change which column feeds some fields (or how a file is read): a new proposal,
+        validated, with its own request; the edited one is superseded by it."""
+        now = self.deps.clock.now()
+        with self.deps.uow() as uow:
+            state = uow.pauses.lock(pause_id)
+            refusal = self._guard(
+                uow, Action.EDIT, state, pause_id, actor, now, authorization=authorization
+            )
+            if refusal is None:
+                assert state is not None
+                _check_fields(answers)
+                request = state.request
+                investigation = investigation_in(uow, request.investigation_id)
+                revision: Revision = current_revision(uow, request.investigation_id)
+                self._accept(uow, request, Action.EDIT, actor.user, now, _changes(answers))
+        if refusal is not None:
+            raise refusal
+        merged = {role: dict(fields) for role, fields in request.answers.items()}
+        for role, fields in answers.items():
+            merged.setdefault(role, {}).update(fields)
+        return self.turns.investigate(
+            investigation,
+            revision,
+            revise_prompt(revision.number, answers, actor.user),
+            merged,
+            phase="revise",
+            progress=progress,
+        )
+
+    def expire_due(self) -> list[str]:
+        """Expire every pending request whose time is up; returns the expired pause ids."""
+        now = self.deps.clock.now()
+        with self.deps.uow() as uow:
+            return [
+                pause_id
+                for pause_id in uow.pauses.due(now)
+                if uow.pauses.apply(
+                    pause_id,
+                    Transition.EXPIRE,
+                    actor=SYSTEM_ACTOR,
+                    at=now,
+                    reason="no decision before the request expired",
+                )
+            ]
+
+    # -- inside a decision's unit of work -------------------------------------------------------
+
+    def _facts(self, input_identity: str | None = None) -> Facts:
+        return Facts(self.deps.clock.now(), self.deps.settings.policy.version, input_identity)
+
+    def _guard(
+        self,
+        uow: UnitOfWork,
+        action: Action,
+        state: PauseState | None,
+        pause_id: str,
+        decider: Approver,
+        now: datetime,
+        *,
+        authorization: str,
+        input_identity: str | None = None,
+    ) -> ApprovalRefusedError | None:
+        """The guard's refusal, recorded (and a pause found expired, expired), or None."""
+        try:
+            check(
+                action,
+                state,
+                pause_id=pause_id,
+                facts=Facts(now, self.deps.settings.policy.version, input_identity),
+                authorization=authorization,
+                decider=decider,
+            )
+        except ApprovalRefusedError as error:
+            if (
+                error.reason == RefusalReason.EXPIRED
+                and state is not None
+                and state.status is PauseStatus.PENDING
+            ):
+                uow.pauses.apply(pause_id, Transition.EXPIRE, actor=SYSTEM_ACTOR, at=now)
+            return record_refusal(uow, state, pause_id, action, decider.user, now, error)
+        return None
+
+    def _lost_race(
+        self, uow: UnitOfWork, state: PauseState, action: Action, actor: str, now: datetime
+    ) -> ApprovalRefusedError:
+        """The refusal for a caller whose conditional update found the pause already moved."""
+        pause_id = state.request.pause_id
+        latest = uow.pauses.get(pause_id)
+        lost = (refusal_for_status(latest) if latest else None) or ApprovalRefusedError(
+            RefusalReason.ALREADY_CLAIMED, "This request is no longer pending.", state=latest
+        )
+        return record_refusal(uow, state, pause_id, action, actor, now, lost)
+
+    def _accept(
+        self,
+        uow: UnitOfWork,
+        request: ApprovalRequest,
+        action: Action,
+        actor: str,
+        now: datetime,
+        reason: str | None,
+    ) -> None:
+        uow.decisions.add(
+            Decision(
+                pause_id=request.pause_id,
+                investigation_id=request.investigation_id,
+                action=action.value,
+                actor=actor,
+                reason=reason,
+                accepted=True,
+                refusal=None,
+                at=now,
+            )
+        )
+
+
+def record_refusal(
+    uow: UnitOfWork,
+    state: PauseState | None,
+    pause_id: str,
+    action: Action,
+    actor: str,
+    now: datetime,
+    error: ApprovalRefusedError,
+) -> ApprovalRefusedError:
+    """Record a refused decision in the audit trail; returns the refusal for the caller."""
+    uow.decisions.add(
+        Decision(
+            pause_id=pause_id,
+            investigation_id=state.request.investigation_id if state else "",
+            action=action.value,
+            actor=actor,
+            reason=None,
+            accepted=False,
+            refusal=RefusalReason(error.reason),
+            at=now,
+        )
+    )
+    logger.info(
+        "pause=%s action=%s reason=%s | decision refused", pause_id, action.value, error.reason
+    )
+    return error
+
+
+def _check_fields(answers: dict[Role, dict[str, str]]) -> None:
+    for role, fields in answers.items():
+        known = {spec.name for spec in SCHEMA[role]} | set(READING_OPTIONS)
+        unknown = sorted(set(fields) - known)
+        if unknown:
+            raise WorkflowError(
+                f"{role.value} has no field {', '.join(unknown)}; "
+                f"its fields are {', '.join(sorted(known))}."
+            )
+
+
+def _changes(answers: dict[Role, dict[str, str]]) -> str:
+    return "; ".join(
+        f"{role.value}.{name}={column}"
+        for role, fields in answers.items()
+        for name, column in fields.items()
+    )

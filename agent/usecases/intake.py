@@ -1,0 +1,214 @@
+"""Intake: files come in, an investigation starts or gets a new revision, the agent inspects.
+
+Files are stored (content-addressed) before anything is recorded about them, and recorded
+before the agent's turn starts, so a crash loses nothing a person uploaded: a stalled
+inspection is found and offered again (`Recovery.find_stalled`).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from agent.data.ingest import inspect_csv
+from agent.data.mapping import assign_roles, role_of
+from agent.data.schema import Role
+from agent.dependencies import Dependencies, Progress
+from agent.domain import ApprovalRequest, DatasetRef, Investigation, InvestigationStatus, Revision
+from agent.errors import FileTooLargeError, WorkflowError
+from agent.identity import input_identity, new_id
+from agent.ports import StoredBlob
+from agent.runtime.prompts import investigate_prompt
+from agent.runtime.turns import AgentTurns, supersede_pending
+from agent.usecases.common import Upload, current_revision, investigation_in, pending_in
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Started:
+    """A new investigation and, once it has both files, its first request."""
+
+    investigation: Investigation
+    request: ApprovalRequest | None
+    missing: Role | None
+
+
+@dataclass(frozen=True)
+class FileAdded:
+    """The result of adding a file: unchanged (byte-identical), or a new revision and request."""
+
+    investigation: Investigation
+    unchanged: bool
+    role: Role
+    revision: int
+    superseded: list[str]
+    request: ApprovalRequest | None
+
+
+class Intake:
+    """Start an investigation, add or replace a file, inspect a case again."""
+
+    def __init__(self, deps: Dependencies, turns: AgentTurns) -> None:
+        self.deps = deps
+        self.turns = turns
+
+    def start(
+        self,
+        uploads: list[Upload],
+        *,
+        requested_by: str,
+        channel: str | None = None,
+        thread_ts: str | None = None,
+        progress: Progress | None = None,
+    ) -> Started:
+        """Open an investigation on one or two files; with both, investigate and pause.
+
+        Raises the typed input errors for a file that is not a readable CSV export.
+        """
+        files = self._refs(uploads)
+        now = self.deps.clock.now()
+        investigation = Investigation(
+            id=new_id("INV"),
+            status=InvestigationStatus.AWAITING_FILE,
+            requested_by=requested_by,
+            channel=channel,
+            thread_ts=thread_ts,
+            revision=1,
+            created_at=now,
+        )
+        revision = self._revision(investigation.id, 1, files)
+        with self.deps.uow() as uow:
+            uow.investigations.add(investigation, revision)
+        if not revision.complete:
+            missing = next(role for role in Role if role not in files)
+            return Started(investigation, None, missing)
+        request = self.turns.investigate(
+            investigation, revision, investigate_prompt(1, files), {}, progress=progress
+        )
+        with self.deps.uow() as uow:
+            return Started(investigation_in(uow, investigation.id), request, None)
+
+    def add_file(
+        self,
+        investigation_id: str,
+        upload: Upload,
+        *,
+        actor: str,
+        progress: Progress | None = None,
+    ) -> FileAdded:
+        """Add or replace one file; a changed input makes a new revision and a new request.
+
+        A byte-identical re-upload changes nothing and the pending request stands. The new
+        revision and the superseding of the requests it replaces are one unit of work.
+        """
+        with self.deps.uow() as uow:
+            investigation_in(uow, investigation_id)  # an unknown case is refused before storing
+        ((role, ref),) = self._refs([upload]).items()
+        with self.deps.uow() as uow:
+            investigation = investigation_in(uow, investigation_id)
+            current = current_revision(uow, investigation_id)
+            if role in current.files and current.files[role].digest == ref.digest:
+                return FileAdded(investigation, True, role, current.number, [], None)
+            files = {**current.files, role: ref}
+            revision = self._revision(investigation_id, current.number + 1, files)
+            uow.investigations.add_revision(revision, actor=actor)
+            superseded = supersede_pending(
+                uow,
+                investigation_id,
+                actor=actor,
+                at=revision.created_at,
+                reason=f"superseded by revision {revision.number}",
+            )
+        request = None
+        if revision.complete:
+            request = self.turns.investigate(
+                investigation,
+                revision,
+                investigate_prompt(revision.number, files),
+                {},
+                progress=progress,
+            )
+        with self.deps.uow() as uow:
+            investigation = investigation_in(uow, investigation_id)
+        return FileAdded(investigation, False, role, revision.number, superseded, request)
+
+    def investigate_again(
+        self, investigation_id: str, *, actor: str, progress: Progress | None = None
+    ) -> ApprovalRequest:
+        """Run the inspection of the current revision again, after a failed attempt (the
+        model was busy or timed out), or for a new request after the policy changed. Refused
+        when a request for it made under the policy now in force is already pending."""
+        with self.deps.uow() as uow:
+            investigation = investigation_in(uow, investigation_id)
+            revision = current_revision(uow, investigation_id)
+            pending = pending_in(uow, investigation_id)
+        if not revision.complete:
+            raise WorkflowError("This investigation still needs its other file.")
+        if (
+            pending is not None
+            and pending.revision == revision.number
+            and pending.policy_version == self.deps.settings.policy.version
+        ):
+            raise WorkflowError(
+                f"Revision {revision.number} already has a request waiting for a decision "
+                f"({pending.pause_id})."
+            )
+        logger.info("investigation=%s actor=%s | investigating again", investigation_id, actor)
+        return self.turns.investigate(
+            investigation,
+            revision,
+            investigate_prompt(revision.number, revision.files),
+            {},
+            progress=progress,
+        )
+
+    def _put(self, upload: Upload) -> StoredBlob:
+        limit = self.deps.settings.max_upload_bytes
+        try:
+            return self.deps.blobs.put(upload.stream, max_bytes=limit)
+        except FileTooLargeError:
+            raise FileTooLargeError(
+                f"the file is over the upload limit of {limit / (1 << 20):g} MB",
+                file_name=upload.name,
+            ) from None
+
+    def _refs(self, uploads: list[Upload]) -> dict[Role, DatasetRef]:
+        stored = [(u, self._put(u)) for u in uploads]
+        samples = []
+        for upload, blob in stored:
+            with self.deps.blobs.local_copy(blob.digest) as path:
+                samples.append(
+                    inspect_csv(path, upload.name, max_bytes=self.deps.settings.max_upload_bytes)
+                )
+        roles: tuple[Role, ...]
+        if len(stored) == 1:
+            roles = (role_of(samples[0]),)
+        elif len(stored) == 2:
+            roles = assign_roles(samples[0], samples[1])
+        else:
+            raise WorkflowError("An investigation takes one orders file and one payments file.")
+        return {
+            role: DatasetRef(
+                role=role,
+                name=upload.name,
+                size=blob.size,
+                digest=blob.digest,
+                slack_file_id=upload.slack_file_id,
+            )
+            for role, (upload, blob) in zip(roles, stored, strict=True)
+        }
+
+    def _revision(
+        self, investigation_id: str, number: int, files: dict[Role, DatasetRef]
+    ) -> Revision:
+        identity = None
+        if all(role in files for role in Role):
+            identity = input_identity({role: files[role].digest for role in Role})
+        return Revision(
+            investigation_id=investigation_id,
+            number=number,
+            files=files,
+            input_identity=identity,
+            created_at=self.deps.clock.now(),
+        )

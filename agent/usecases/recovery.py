@@ -1,0 +1,170 @@
+"""Recovery: what a process that died left half done is finished, or reported failed.
+
+An approval whose process died mid-reconciliation is re-run once under the same pause (the
+guard's `RESUME` check: not when the policy changed since). An inspection that died before
+its request is reported, for someone to investigate again. Nothing a person uploaded or
+decided is lost: both are saved before the work that might die starts.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+from typing import Literal
+
+from agent.approval import Action, Facts, check
+from agent.dependencies import SYSTEM_ACTOR, Dependencies
+from agent.domain import Investigation, InvestigationStatus, PauseState, Revision
+from agent.errors import ApprovalRefusedError
+from agent.pause import Transition
+from agent.ports import Claim
+from agent.usecases.common import current_revision
+from agent.usecases.decisions import record_refusal
+from agent.usecases.resumption import Resumption
+
+logger = logging.getLogger(__name__)
+
+MAX_RECOVERY_ATTEMPTS = 2
+STALL_SCAN = 200
+
+
+class Recovery:
+    """Finish or fail interrupted approvals; find interrupted inspections."""
+
+    def __init__(self, deps: Dependencies, resumption: Resumption) -> None:
+        self.deps = deps
+        self.resumption = resumption
+
+    def recover(self) -> list[str]:
+        """At start-up: finish or fail every claim whose process died.
+
+        A claim is taken over when its lease ran out, or when its owner was a process of this
+        host that no longer runs. The recorded approval is re-run once under the same pause; a
+        claim that was already retried is marked failed, with a retry offered. A claim whose
+        request was made under another policy version than the one now in force is not re-run:
+        it is marked failed with `POLICY_CHANGED` (recorded as a refused decision), and a new
+        request is needed.
+        """
+        recovered = []
+        now = self.deps.clock.now()
+        with self.deps.uow() as uow:
+            claims = uow.pauses.claims()
+        for pause_id, claim, attempts in claims:
+            if not (claim.lease_until <= now or _dead_local_owner(claim.owner)):
+                continue
+            taken = self._take_over(pause_id, claim, attempts)
+            if taken is None:
+                continue  # another process took it over first
+            recovered.append(pause_id)
+            if taken is False:
+                continue  # not to be re-run: marked failed, with a retry offered
+            state, revision = taken
+            logger.info(
+                "pause=%s attempts=%s | re-running an interrupted approval", pause_id, attempts
+            )
+            try:
+                self.resumption.resume(state, revision, state.decided_by or SYSTEM_ACTOR)
+            except Exception:
+                logger.exception("pause=%s | recovery failed; marked failed", pause_id)
+        return recovered
+
+    def _take_over(
+        self, pause_id: str, claim: Claim, attempts: int
+    ) -> tuple[PauseState, Revision] | Literal[False] | None:
+        """Take the stale claim over; return what to re-run, False when it was marked failed
+        instead (policy changed, or retried too often), None when another process took it."""
+        now = self.deps.clock.now()
+        new_claim = Claim(self.deps.owner, now + self.deps.settings.claim_lease)
+        failed = None
+        with self.deps.uow() as uow:
+            if not uow.pauses.apply(
+                pause_id,
+                Transition.TAKE_OVER,
+                actor=self.deps.owner,
+                at=now,
+                claim=new_claim,
+                owner=claim.owner,
+            ):
+                return None
+            state = uow.pauses.get(pause_id)
+            assert state is not None
+            investigation_id = state.request.investigation_id
+            revision = current_revision(uow, investigation_id)
+            try:
+                check(
+                    Action.RESUME,
+                    state,
+                    pause_id=pause_id,
+                    facts=Facts(now, self.deps.settings.policy.version),
+                )
+            except ApprovalRefusedError as error:
+                logger.warning("pause=%s | not re-run: %s", pause_id, error)
+                record_refusal(uow, state, pause_id, Action.RESUME, SYSTEM_ACTOR, now, error)
+                failed = str(error)
+            else:
+                if attempts >= MAX_RECOVERY_ATTEMPTS:
+                    failed = ""
+                else:
+                    uow.investigations.set_status(
+                        investigation_id, InvestigationStatus.RECONCILING, actor=SYSTEM_ACTOR
+                    )
+        if failed is not None:
+            if failed:
+                self.resumption.fail(investigation_id, pause_id, reason=failed)
+            else:
+                self.resumption.fail(investigation_id, pause_id)
+            return False
+        return state, revision
+
+    def find_stalled(self) -> list[Investigation]:
+        """Investigations whose inspection stopped without a request: the process died in
+        the middle of the agent's turn. The files are stored; each such case is marked failed
+        (so it is reported once) and returned, for someone to investigate it again."""
+        cutoff = self.deps.clock.now() - self.deps.settings.claim_lease
+        waiting = (InvestigationStatus.AWAITING_FILE, InvestigationStatus.AWAITING_DECISION)
+        stalled = []
+        with self.deps.uow() as uow:
+            for investigation in uow.investigations.recent(limit=STALL_SCAN):
+                if investigation.status not in waiting:
+                    continue
+                revision = current_revision(uow, investigation.id)
+                if not revision.complete or revision.created_at > cutoff:
+                    continue
+                if any(
+                    p.request.revision == revision.number
+                    for p in uow.pauses.of_investigation(investigation.id)
+                ):
+                    continue
+                if not uow.investigations.set_status(
+                    investigation.id,
+                    InvestigationStatus.FAILED,
+                    actor=SYSTEM_ACTOR,
+                    only_from=waiting,
+                ):
+                    continue  # another process reported it first
+                logger.warning(
+                    "investigation=%s revision=%s | inspection never finished; marked failed",
+                    investigation.id,
+                    revision.number,
+                )
+                stalled.append(investigation)
+        return stalled
+
+
+def _dead_local_owner(owner: str) -> bool:
+    """Whether a claim's owner was a process on this host that is gone."""
+    host, _, rest = owner.partition(":")
+    pid_text = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid_text.isdigit():
+        return False
+    pid = int(pid_text)
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False

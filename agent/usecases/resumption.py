@@ -1,0 +1,109 @@
+"""The resumed phase: with a claim held, the agent reconciles under the approved mapping.
+
+The approval is bound into the turn's context (`BoundContext`): the reconcile tool uses that
+mapping, those inputs and that policy version, or nothing. The outcome is saved and the pause
+consumed in one unit of work, only while this process still holds the claim; a failed phase
+marks the pause failed (approve again to retry) and the case failed.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from agent.dependencies import SYSTEM_ACTOR, Dependencies
+from agent.domain import InvestigationStatus, Outcome, PauseState, RefusalReason, Revision
+from agent.errors import ApprovalRefusedError, WorkflowError
+from agent.pause import Transition
+from agent.runtime.context import BoundContext
+from agent.runtime.prompts import resume_prompt
+from agent.runtime.turns import AgentTurns
+
+logger = logging.getLogger(__name__)
+
+RETRY_REASON = "the resumed phase failed; approve again to retry"
+
+
+class Resumption:
+    """Runs the resumed phase of a claimed pause and settles it: consumed or failed."""
+
+    def __init__(self, deps: Dependencies, turns: AgentTurns) -> None:
+        self.deps = deps
+        self.turns = turns
+
+    def resume(self, state: PauseState, revision: Revision, actor: str) -> Outcome:
+        """Reconcile under the approval of `state` (claimed by this process) and save the
+        outcome; raises what the phase raised after marking the pause failed."""
+        request = state.request
+        assert request.mapping is not None
+        assert request.mapping_digest is not None
+        context = self.turns.context(request.investigation_id, revision, "resume")
+        context.bound = BoundContext(
+            pause_id=request.pause_id,
+            mapping=request.mapping,
+            mapping_digest=request.mapping_digest,
+            input_identity=request.input_identity,
+            files={ref.role: ref for ref in request.files},
+            policy_version=request.policy_version,
+        )
+        try:
+            report = self.turns.invoke(
+                context, resume_prompt(actor, request.mapping_digest, request.revision)
+            )
+            result = context.result
+            if result is None:
+                raise WorkflowError("The reconciliation did not run: " + (report or "no report."))
+        except Exception:
+            logger.exception(
+                "investigation=%s pause=%s | resumed phase failed",
+                request.investigation_id,
+                request.pause_id,
+            )
+            self.fail(request.investigation_id, request.pause_id)
+            raise
+        outcome = Outcome(
+            investigation_id=request.investigation_id,
+            pause_id=request.pause_id,
+            revision=request.revision,
+            mapping_digest=request.mapping_digest,
+            input_identity=request.input_identity,
+            counts=result.counts,
+            summary=result.summary,
+            top_findings=result.top_findings,
+            report=report,
+            export_digest=result.export_digest,
+            export_rows=result.export_rows,
+            created_at=self.deps.clock.now(),
+        )
+        with self.deps.uow() as uow:
+            if not uow.pauses.apply(
+                request.pause_id,
+                Transition.CONSUME,
+                actor=self.deps.owner,
+                at=outcome.created_at,
+                owner=self.deps.owner,
+            ):
+                raise ApprovalRefusedError(
+                    RefusalReason.ALREADY_CONSUMED,
+                    "Another process completed this request first; its outcome stands.",
+                    state=state,
+                )
+            uow.outcomes.add(outcome)
+            uow.investigations.set_status(
+                request.investigation_id, InvestigationStatus.COMPLETED, actor=self.deps.owner
+            )
+        return outcome
+
+    def fail(self, investigation_id: str, pause_id: str, reason: str = RETRY_REASON) -> None:
+        """Mark a pause this process claimed failed (a retry is offered) and its case failed."""
+        with self.deps.uow() as uow:
+            if uow.pauses.apply(
+                pause_id,
+                Transition.FAIL,
+                actor=SYSTEM_ACTOR,
+                at=self.deps.clock.now(),
+                reason=reason,
+                owner=self.deps.owner,
+            ):
+                uow.investigations.set_status(
+                    investigation_id, InvestigationStatus.FAILED, actor=SYSTEM_ACTOR
+                )

@@ -1,0 +1,93 @@
+"""What every builder shares: Block Kit's limits, `Rendered`, text made safe for mrkdwn, and
+the small blocks every message is made of. Pure functions, no I/O."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from slack_sdk.models.blocks import Block, ContextBlock, MarkdownTextObject, SectionBlock
+
+MAX_BLOCKS = 50
+MAX_SECTION = 3000
+MAX_HEADER = 150
+MAX_OPTIONS = 100
+MAX_OPTION_TEXT = 75
+MAX_OPTION_VALUE = 150
+MAX_BLOCK_ID = 255
+MAX_LIST_ITEMS = 8
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """A message: its notification text and its blocks (as dicts ready for the Web API)."""
+
+    text: str
+    blocks: list[dict[str, Any]] = field(default_factory=list)
+
+
+def cut(text: str, limit: int) -> str:
+    """`text` shortened to `limit` characters, ending in an ellipsis when cut."""
+    return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
+
+
+def escape(text: str) -> str:
+    """Text from a file made safe for mrkdwn (no mentions, links or formatting injected)."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def code(text: str, limit: int = 80) -> str:
+    """Text from a file shown as inline code."""
+    return "`" + escape(cut(text, limit)).replace("`", "'") + "`"
+
+
+def mention(user: str) -> str:
+    """A person (or a user group, `S…`) as Slack shows it."""
+    return f"<!subteam^{user}>" if user.startswith("S") else f"<@{user}>"
+
+
+def short_digest(digest: str) -> str:
+    """`sha256:1a2b3c4d5e6f` from a full digest."""
+    return digest[:19]
+
+
+def when(moment: datetime) -> str:
+    """A time as people read it, in UTC."""
+    return f"{moment:%Y-%m-%d %H:%M} UTC"
+
+
+def plain(line: str) -> str:
+    """A mrkdwn line as notification text (bold marks dropped; emoji and codes kept)."""
+    return line.replace("*", "")
+
+
+def section(text: str) -> SectionBlock:
+    """A mrkdwn section, cut to Block Kit's limit."""
+    return SectionBlock(text=MarkdownTextObject(text=cut(text, MAX_SECTION)))
+
+
+def context(text: str) -> ContextBlock:
+    """A mrkdwn context line, cut to Block Kit's limit."""
+    return ContextBlock(elements=[MarkdownTextObject(text=cut(text, MAX_SECTION))])
+
+
+def listed(items: Sequence[str], limit: int = MAX_LIST_ITEMS) -> list[str]:
+    """The first `limit` items, then "…and N more"."""
+    shown = list(items[:limit])
+    if len(items) > limit:
+        shown.append(f"…and {len(items) - limit} more")
+    return shown
+
+
+def dicts(blocks: Sequence[Block]) -> list[dict[str, Any]]:
+    """Blocks as Web API dicts, never more than a message holds."""
+    rendered = [block.to_dict() for block in blocks]
+    assert len(rendered) <= MAX_BLOCKS
+    return rendered
+
+
+def note(text: str) -> Rendered:
+    """A plain message in the thread (already written for people)."""
+    return Rendered(plain(text), dicts([section(text)]))

@@ -1,0 +1,114 @@
+"""`/recon status`, `/recon list`, `/recon help` and the App Home tab."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from slack_sdk.models.blocks import Block, DividerBlock, HeaderBlock
+from slack_sdk.models.views import View
+
+from agent.domain import Investigation, InvestigationStatusReport
+from bot.slack.blocks.common import (
+    MAX_HEADER,
+    Rendered,
+    code,
+    context,
+    cut,
+    dicts,
+    mention,
+    note,
+    section,
+    short_digest,
+    when,
+)
+from bot.slack.blocks.requests import state_line
+
+HELP = (
+    "*reconbot* reconciles an orders export against a captured-payments export.\n"
+    "1. Drop both CSVs into a channel (one message, or one after the other in my thread).\n"
+    "2. I propose how to read them and ask for approval: *Approve*, *Edit mapping* or *Reject*.\n"
+    "3. After approval I reconcile and post the exceptions, with rows and ids, in the thread.\n"
+    "Ask me about any finding in the thread. Commands: `/recon status INV-…`, `/recon list`, "
+    "`/recon help`."
+)
+
+
+def status_message(report: InvestigationStatusReport) -> Rendered:
+    """`/recon status`: the saved state, each request as written, decisions and the outcome."""
+    inv = report.investigation
+    blocks: list[Block] = [
+        HeaderBlock(text=cut(f"{inv.id} · {inv.status.value.replace('_', ' ')}", MAX_HEADER)),
+        context(
+            f"requested by {mention(inv.requested_by)} · {when(inv.created_at)} · "
+            f"revision {inv.revision}"
+        ),
+    ]
+    for revision in report.revisions[-3:]:
+        files = ", ".join(
+            f"{role.value} {code(ref.name, 60)} `{short_digest(ref.digest)}`"
+            for role, ref in sorted(revision.files.items())
+        )
+        blocks.append(section(f"*Revision {revision.number}*: {files}"))
+    for state in report.pauses[-5:]:
+        request = state.request
+        blocks.append(
+            section(
+                f"*{request.pause_id}* ({request.kind.value}, revision {request.revision}): "
+                f"{state_line(state)}"
+            )
+        )
+    refused = [d for d in report.decisions if not d.accepted]
+    if refused:
+        lines = [
+            f"• {mention(d.actor)} {d.action} {d.pause_id}: {d.refusal} at {when(d.at)}"
+            for d in refused[-5:]
+        ]
+        blocks.append(section("*Refused decisions*\n" + "\n".join(lines)))
+    if report.outcome is not None:
+        outcome = report.outcome
+        counts = ", ".join(f"{k} {v}" for k, v in sorted(outcome.counts.items()) if v)
+        blocks.append(
+            section(
+                f"*Outcome* of {outcome.pause_id}: {sum(outcome.counts.values())} exceptions"
+                + (f" ({counts})" if counts else "")
+            )
+        )
+    return Rendered(f"{inv.id}: {inv.status.value}", dicts(blocks))
+
+
+def list_message(investigations: Sequence[Investigation], *, where: str) -> Rendered:
+    """`/recon list`: the recent investigations of a channel."""
+    if not investigations:
+        return note(f"No investigations {where} yet. Drop an orders and a payments CSV here.")
+    lines = [
+        f"• *{inv.id}* · {inv.status.value.replace('_', ' ')} · revision {inv.revision} · "
+        f"{mention(inv.requested_by)} · {when(inv.created_at)}"
+        for inv in investigations[:20]
+    ]
+    return Rendered(
+        f"{len(investigations)} recent investigations",
+        dicts([section(f"*Recent investigations {where}*\n" + "\n".join(lines))]),
+    )
+
+
+def help_message() -> Rendered:
+    """`/recon help` and a mention outside any investigation."""
+    return note(HELP)
+
+
+def home_view(investigations: Sequence[Investigation]) -> dict[str, Any]:
+    """The App Home tab: what reconbot does and the recent investigations."""
+    blocks: list[Block] = [HeaderBlock(text="reconbot"), section(HELP), DividerBlock()]
+    if investigations:
+        for inv in investigations[:20]:
+            where = f" in <#{inv.channel}>" if inv.channel else ""
+            blocks.append(
+                section(
+                    f"*{inv.id}* · {inv.status.value.replace('_', ' ')} · revision "
+                    f"{inv.revision}{where} · {mention(inv.requested_by)} · {when(inv.created_at)}"
+                )
+            )
+    else:
+        blocks.append(section("No investigations yet."))
+    return View(type="home", blocks=blocks[:100]).to_dict()

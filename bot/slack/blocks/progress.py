@@ -1,0 +1,24 @@
+"""The one progress message of a thread: what the agent has done so far, in words."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from bot.slack.blocks.common import Rendered, code, dicts, plain, section
+
+TOOL_WORDS = {
+    "inspect_datasets": "inspected the files",
+    "validate_mapping": "checked the proposed mapping on every row",
+    "reconcile": "reconciled",
+    "get_evidence": "looked up the evidence",
+    "explain_policy": "read the policy",
+}
+
+
+def progress_message(names: Sequence[str], done: Sequence[str]) -> Rendered:
+    """The one progress message of a thread: what the agent has done so far."""
+    files = ", ".join(code(n, 60) for n in names)
+    steps = [TOOL_WORDS.get(d, d.replace("_", " ")) for d in done]
+    status = ("; ".join(steps[-4:]) + "…") if steps else "reading the files…"
+    text = f":mag: Investigating {files}: {status}"
+    return Rendered(plain(text), dicts([section(text)]))

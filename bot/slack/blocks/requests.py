@@ -1,0 +1,250 @@
+"""The approval request: the message with Approve / Edit mapping / Reject (and a select per
+clarification), and the same description with a status line once it is decided or replaced."""
+
+from __future__ import annotations
+
+from slack_sdk.models.blocks import (
+    ActionsBlock,
+    Block,
+    ButtonElement,
+    ConfirmObject,
+    ContextBlock,
+    DividerBlock,
+    HeaderBlock,
+    MarkdownTextObject,
+    Option,
+    SectionBlock,
+    StaticSelectElement,
+)
+
+from agent.data.schema import Role
+from agent.domain import ApprovalRequest, PauseKind, PauseState
+from bot.readings import describe_reading
+from bot.slack.blocks.common import (
+    MAX_BLOCK_ID,
+    MAX_HEADER,
+    MAX_OPTION_TEXT,
+    MAX_OPTION_VALUE,
+    MAX_OPTIONS,
+    MAX_SECTION,
+    Rendered,
+    code,
+    context,
+    cut,
+    dicts,
+    escape,
+    listed,
+    mention,
+    plain,
+    section,
+    short_digest,
+    when,
+)
+from bot.slack.ids import ANSWER, APPROVE, EDIT, REJECT
+from bot.slack.payloads import AnswerBlockId, ButtonValue
+
+TITLES = {
+    PauseKind.CONFIRMATION: "Approval needed",
+    PauseKind.CLARIFICATION: "A question before approval",
+    PauseKind.BLOCKED_RECONCILE: "Reconciling is blocked until the mapping is approved",
+}
+
+
+def _files(request: ApprovalRequest) -> SectionBlock:
+    lines = []
+    for ref in request.files:
+        rows = request.rows.get(ref.role.value)
+        shown = f" · {rows:,} rows" if rows is not None else ""
+        lines.append(
+            f"*{ref.role.value}*: {code(ref.name)}{shown} · {ref.size:,} bytes · "
+            f"`{short_digest(ref.digest)}`"
+        )
+    return section("\n".join(lines))
+
+
+def _mapping(request: ApprovalRequest) -> list[Block]:
+    blocks: list[Block] = []
+    for role in Role:
+        readings = [r for r in request.fields if r.role is role]
+        if not readings:
+            continue
+        lines = [f"*{role.value}*"]
+        for reading in readings:
+            if reading.column is None:
+                if reading.required:
+                    lines.append(f"• `{reading.field}` ← _no column found_ (required)")
+                continue
+            samples = ", ".join(code(s, 24) for s in reading.samples[:3])
+            lines.append(
+                f"• `{reading.field}` ← {code(reading.column, 60)} "
+                f"({reading.confidence_percent}%)" + (f" e.g. {samples}" if samples else "")
+            )
+        if request.mapping is not None:
+            words = escape(describe_reading(request.mapping.for_role(role)))
+            lines.append(f"_Reading: {cut(words, 1500)}_")
+        blocks.append(section("\n".join(lines)))
+    return blocks
+
+
+def _coverage(request: ApprovalRequest) -> ContextBlock:
+    mapping = (
+        f" · mapping `{short_digest(request.mapping_digest)}`" if request.mapping_digest else ""
+    )
+    return context(
+        f"{request.investigation_id} · revision {request.revision} · request {request.pause_id}"
+        f" · inputs `{short_digest(request.input_identity)}`{mapping}"
+        f" · policy `{short_digest(request.policy_version)}`"
+        f" · requested by {mention(request.requested_by)}"
+        f" · expires {when(request.expires_at)}"
+    )
+
+
+def _clarifications(request: ApprovalRequest) -> list[Block]:
+    """A section per question; a question about one field is answered with a select whose
+    block id says which request it answers (`AnswerBlockId`) and whose option values are
+    `role.field=column`."""
+    button = ButtonValue(request.pause_id, request.authorization_identity)
+    blocks: list[Block] = []
+    for number, question in enumerate(request.clarifications[:5]):
+        text = f":question: {escape(question.question)}"
+        choices = [c for c in question.choices if len(c) <= MAX_OPTION_VALUE][:MAX_OPTIONS]
+        # The one question without a field asks which file is the orders export.
+        role, field = question.role, question.field
+        if role is None and field is None and choices:
+            role, field = Role.ORDERS, "orders_file"
+        block_id = AnswerBlockId(number, button).encode()
+        if role is None or field is None or not choices or len(block_id) > MAX_BLOCK_ID:
+            if question.choices:
+                text += "\nChoices: " + ", ".join(code(c, 40) for c in listed(question.choices))
+            blocks.append(section(text))
+            continue
+        select = StaticSelectElement(
+            action_id=f"{ANSWER}:{number}",
+            placeholder="Choose a file" if field == "orders_file" else "Choose a column",
+            options=[
+                Option(
+                    value=f"{role.value}.{field}={c}"[:MAX_OPTION_VALUE],
+                    label=cut(c, MAX_OPTION_TEXT),
+                )
+                for c in choices
+            ],
+        )
+        blocks.append(
+            SectionBlock(
+                block_id=block_id,
+                text=MarkdownTextObject(text=cut(text, MAX_SECTION)),
+                accessory=select,
+            )
+        )
+    return blocks
+
+
+def _buttons(request: ApprovalRequest) -> ActionsBlock:
+    value = ButtonValue(request.pause_id, request.authorization_identity).encode()
+    elements = []
+    if request.approvable:
+        elements.append(
+            ButtonElement(
+                text="Approve",
+                action_id=APPROVE,
+                value=value,
+                style="primary",
+                confirm=ConfirmObject(
+                    title="Approve this mapping?",
+                    text=cut(
+                        f"Reconcile revision {request.revision} of {request.investigation_id} "
+                        "with the mapping shown. The approval covers exactly these files and "
+                        "this mapping.",
+                        300,
+                    ),
+                    confirm="Approve",
+                    deny="Cancel",
+                ),
+            )
+        )
+    elements.append(ButtonElement(text="Edit mapping", action_id=EDIT, value=value))
+    elements.append(ButtonElement(text="Reject", action_id=REJECT, value=value, style="danger"))
+    return ActionsBlock(block_id="decision", elements=elements)
+
+
+def request_body(request: ApprovalRequest) -> list[Block]:
+    """The blocks that describe a request (shared by the live message and its final states)."""
+    blocks: list[Block] = [
+        HeaderBlock(text=cut(f"{TITLES[request.kind]} · {request.investigation_id}", MAX_HEADER)),
+        section(escape(request.message)),
+        _files(request),
+        *_mapping(request),
+    ]
+    if request.problems:
+        blocks.append(
+            section(
+                "*Problems*\n"
+                + "\n".join(f"• {escape(cut(p, 300))}" for p in listed(request.problems))
+            )
+        )
+    if request.warnings:
+        blocks.append(
+            section(
+                "*Notes*\n"
+                + "\n".join(f"• {escape(cut(w, 300))}" for w in listed(request.warnings))
+            )
+        )
+    blocks.append(_coverage(request))
+    return blocks
+
+
+def approval_message(request: ApprovalRequest) -> Rendered:
+    """The request as posted: what it covers, and Approve / Edit mapping / Reject."""
+    blocks = request_body(request)
+    blocks.extend(_clarifications(request))
+    blocks.append(_buttons(request))
+    verb = "approve" if request.approvable else "answer"
+    return Rendered(
+        f"{TITLES[request.kind]} for {request.investigation_id} (revision {request.revision}): "
+        f"please {verb} how the files are read.",
+        dicts(blocks),
+    )
+
+
+def decided_message(request: ApprovalRequest, line: str) -> Rendered:
+    """The request after a decision or a change: the same description, a status line, no buttons."""
+    blocks = request_body(request)
+    blocks.append(DividerBlock())
+    blocks.append(section(line))
+    return Rendered(f"{request.investigation_id}: {plain(line)}", dicts(blocks))
+
+
+def approved_line(user: str) -> str:
+    """The status line of a request being reconciled."""
+    return f":hourglass_flowing_sand: *Approved by {mention(user)}*, reconciling…"
+
+
+def state_line(state: PauseState, *, newest_revision: int | None = None) -> str:
+    """The status line of a request in a terminal state, in words."""
+    who = mention(state.decided_by) if state.decided_by and state.decided_by != "reconbot" else ""
+    at = f" at {when(state.decided_at)}" if state.decided_at else ""
+    status = state.status.value
+    if status == "consumed":
+        return f":white_check_mark: *Approved by {who}*{at}; reconciled (results below)."
+    if status == "claimed":
+        return approved_line(state.decided_by or "reconbot")
+    if status == "rejected":
+        reason = f": {escape(state.reason)}" if state.reason else ""
+        return f":x: *Rejected by {who}*{at}{reason}"
+    if status == "superseded":
+        revision = f"revision {newest_revision}" if newest_revision else "a newer request"
+        return (
+            f":arrows_counterclockwise: *Superseded by {revision}*; decide on the newest request."
+        )
+    if status == "expired":
+        return (
+            ":hourglass: *Expired* without a decision; upload the files again for a fresh request."
+        )
+    if status == "failed":
+        return f":warning: *Approved by {who}*, but the reconciliation failed; retry below."
+    return f"Status: {status}"
+
+
+def edited_line(user: str) -> str:
+    """The status line of a request replaced by an edit."""
+    return f":pencil2: *Edited by {mention(user)}*; the new proposal is below."

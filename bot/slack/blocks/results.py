@@ -1,0 +1,167 @@
+"""What a decision leads to: the results of a reconciliation (and its exceptions file), a
+failure with a retry button, a refusal for the clicker alone, and the agent's answers."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from slack_sdk.models.blocks import (
+    ActionsBlock,
+    Block,
+    ButtonElement,
+    MarkdownTextObject,
+    SectionBlock,
+)
+
+from agent.data.ledger import ledger_lines
+from agent.domain import ApprovalRequest, Outcome
+from bot.slack.blocks.common import (
+    MAX_SECTION,
+    Rendered,
+    code,
+    context,
+    cut,
+    dicts,
+    escape,
+    mention,
+    plain,
+    section,
+    short_digest,
+)
+from bot.slack.ids import RETRY
+from bot.slack.payloads import ButtonValue
+
+MAY_NOT_DECIDE = "You may not decide this request."
+INTERNAL_FAILURE = "an internal error"
+RESTARTED_WHILE_RECONCILING = "the bot restarted while reconciling"
+
+
+@dataclass(frozen=True)
+class ExceptionsFile:
+    """How the exceptions file of an outcome is named and introduced in the thread."""
+
+    filename: str
+    title: str
+    comment: str
+
+
+def _finding_line(finding: dict[str, Any]) -> str:
+    orders = ", ".join(finding.get("order_ids") or []) or "-"
+    payments = ", ".join(finding.get("payment_ids") or []) or "-"
+    currency = finding.get("currency") or ""
+    expected = finding.get("expected") or "nothing"
+    actual = finding.get("actual") or "nothing"
+    where = "; ".join(
+        f"{e['file']} rows {', '.join(str(r) for r in e['rows'][:10])}"
+        + (" …" if len(e["rows"]) > 10 else "")
+        for e in finding.get("evidence") or []
+    )
+    return (
+        f"• *{finding.get('category')}*: orders {code(orders, 120)}, "
+        f"payments {code(payments, 120)};"
+        f" expected {escape(expected)} {currency}, found {escape(actual)} {currency}"
+        + (f" ({escape(where)})" if where else "")
+    )
+
+
+def results_message(outcome: Outcome, user: str) -> Rendered:
+    """The outcome in the thread: counts per category, the first findings with evidence."""
+    total = sum(outcome.counts.values())
+    summary = outcome.summary
+    head = (
+        f":white_check_mark: *Reconciled* revision {outcome.revision} of "
+        f"{outcome.investigation_id}, approved by {mention(user)}: "
+        f"{summary.get('orders', '?')} orders against {summary.get('payments', '?')} payments, "
+        f"*{total} exceptions*."
+    )
+    counts = [f"{name}: *{count}*" for name, count in sorted(outcome.counts.items()) if count]
+    blocks: list[Block] = [section(head)]
+    if counts:
+        blocks.append(SectionBlock(fields=[MarkdownTextObject(text=c) for c in counts[:10]]))
+    lines = [_finding_line(f) for f in outcome.top_findings[:10]]
+    if lines:
+        text = "*First findings, with where they are in your files*\n"
+        body = ""
+        for line in lines:
+            if len(text) + len(body) + len(line) + 1 > MAX_SECTION:
+                break
+            body += line + "\n"
+        blocks.append(section(text + body))
+    ledger = ledger_lines(summary)
+    if ledger:
+        blocks.append(
+            section(
+                "*Every row accounted for*\n" + "\n".join(f"• {escape(line)}" for line in ledger)
+            )
+        )
+    blocks.append(
+        context(
+            f"The exceptions file lists all {outcome.export_rows} rows · mapping "
+            f"`{short_digest(outcome.mapping_digest)}` · inputs "
+            f"`{short_digest(outcome.input_identity)}` · ask me about any finding in this thread"
+        )
+    )
+    return Rendered(f"Reconciled {outcome.investigation_id}: {total} exceptions.", dicts(blocks))
+
+
+def exceptions_file(outcome: Outcome) -> ExceptionsFile:
+    """The exceptions file uploaded after the results."""
+    return ExceptionsFile(
+        filename=f"exceptions-{outcome.investigation_id}-r{outcome.revision}.csv",
+        title=f"Exceptions of {outcome.investigation_id}, revision {outcome.revision}",
+        comment=f"All {outcome.export_rows} exceptions, with file rows and ids.",
+    )
+
+
+def failure_message(request: ApprovalRequest, error: str) -> Rendered:
+    """A failed resumed phase: what happened, and a button to try again."""
+    value = ButtonValue(request.pause_id, request.authorization_identity).encode()
+    text = (
+        f":warning: The reconciliation of {request.investigation_id} failed: "
+        f"{escape(cut(error, 500))}"
+        "\nThe approval is still recorded; retry when ready."
+    )
+    return Rendered(
+        plain(text),
+        dicts(
+            [
+                section(text),
+                ActionsBlock(
+                    block_id="retry",
+                    elements=[
+                        ButtonElement(text="Retry", action_id=RETRY, value=value, style="primary")
+                    ],
+                ),
+            ]
+        ),
+    )
+
+
+def refusal_message(
+    reason: str, words: str, *, who_may: str = "", people: Sequence[str] = ()
+) -> Rendered:
+    """A refused click, for the clicker alone: why, in words, and the reason code.
+
+    `people` are the user ids the words may name (who decided, who asked), shown as mentions.
+    """
+    text = f":no_entry: {escape(words)}"
+    for person in people:
+        text = re.sub(rf"\b{re.escape(person)}\b", mention(person), text)
+    if who_may:
+        text += f"\nWho may approve: {who_may}"
+    text += f"\n_Reason: {reason}_"
+    return Rendered(plain(text), dicts([section(text)]))
+
+
+def who_may_approve(approvers: Sequence[str], requester: str, self_approval: bool) -> str:
+    """The approver policy as Slack mentions."""
+    who = ", ".join(mention(a) for a in approvers) if approvers else "anyone in the channel"
+    return who if self_approval else f"{who}, except the requester ({mention(requester)})"
+
+
+def answer_message(text: str) -> Rendered:
+    """The agent's answer to a question in the thread."""
+    return Rendered(cut(text, 3000), dicts([section(escape(text))]))

@@ -1,0 +1,91 @@
+"""The bot's side of an investigation, one module per story: `intake` (files, try again),
+`decisions` (approve, reject, edit, answer), `questions` (answers, home), `upkeep` (recovery
+reports, the sweep). Listeners acknowledge, parse the payload, and submit one handler call to
+the bot's executor (`work`); the handler makes the use case's call and shows the result in the
+thread through `messages` and the poster.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from slack_sdk import WebClient
+
+from agent.domain import ApproverPolicy
+from agent.usecases import UseCases
+from bot.slack.approvers import ApproverDirectory
+from bot.slack.deliveries import Deliveries
+from bot.slack.files import SlackFiles
+from bot.slack.handlers.decisions import DecisionHandlers
+from bot.slack.handlers.intake import IntakeHandlers
+from bot.slack.handlers.questions import QuestionHandlers
+from bot.slack.handlers.upkeep import Upkeep
+from bot.slack.poster import ThreadPoster
+from bot.slack.request_messages import RequestMessages
+from bot.slack.work import BotWork
+
+
+@dataclass(frozen=True)
+class HandlerSettings:
+    """How the bot runs its work: pool size, how often it sweeps, how long an upload's
+    delivery is held by the process working on it before another may resume it."""
+
+    workers: int = 4
+    expiry_sweep_seconds: float = 30.0
+    delivery_hold: timedelta = timedelta(minutes=15)
+
+
+@dataclass(frozen=True)
+class Handlers:
+    """Every handler, wired to the same executor, poster and request messages."""
+
+    work: BotWork
+    messages: RequestMessages
+    intake: IntakeHandlers
+    decisions: DecisionHandlers
+    questions: QuestionHandlers
+    upkeep: Upkeep
+
+    def start(self) -> None:
+        """Start background work: recovery reports, then the sweep."""
+        self.upkeep.start()
+
+    def close(self) -> None:
+        """Stop sweeping and finish the work already started."""
+        self.upkeep.stop()
+        self.work.close()
+
+
+def build_handlers(
+    service: UseCases,
+    deliveries: Deliveries,
+    client: WebClient,
+    files: SlackFiles,
+    approver_policy: ApproverPolicy,
+    settings: HandlerSettings,
+) -> Handlers:
+    """The handlers of the bot over `service`, talking to Slack through `client`."""
+    work = BotWork(settings.workers)
+    poster = ThreadPoster(client)
+    messages = RequestMessages(poster, deliveries, service.queries)
+    intake = IntakeHandlers(service, files, deliveries, work, poster, messages)
+    return Handlers(
+        work=work,
+        messages=messages,
+        intake=intake,
+        decisions=DecisionHandlers(
+            service, ApproverDirectory(client, approver_policy), work, poster, messages, client
+        ),
+        questions=QuestionHandlers(service, work, poster, messages, client),
+        upkeep=Upkeep(
+            service,
+            deliveries,
+            work,
+            poster,
+            messages,
+            intake.files_shared,
+            sweep_seconds=settings.expiry_sweep_seconds,
+            hold=settings.delivery_hold,
+        ),
+    )

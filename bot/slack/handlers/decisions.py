@@ -1,0 +1,209 @@
+"""Decisions clicked in Slack: Approve (and Retry), Reject with a reason, Edit the mapping,
+a clarification's answer. The guard decides in the use case; here the outcome is shown: the
+request's message, a refusal to the clicker alone, the results or a failure in the thread.
+
+An Approve reads nothing itself: the use case reads the pause once and commits the claim once,
+hands the claimed pause to `claimed`, and returns the outcome; a refusal carries the pause.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+
+from agent.data.schema import Role
+from agent.dependencies import SYSTEM_ACTOR, utc_now
+from agent.domain import ApprovalRequest, PauseState, RefusalReason
+from agent.errors import ApprovalRefusedError, MalformedRequestError, ReconbotError
+from agent.pause import Transition, apply
+from agent.usecases import UseCases
+from agent.usecases.resumption import RETRY_REASON
+from bot.slack import blocks
+from bot.slack.approvers import ApproverDirectory
+from bot.slack.payloads import (
+    NOT_ISSUED,
+    ButtonValue,
+    ClarificationAnswer,
+    Click,
+    ModalMetadata,
+    option_lines,
+)
+from bot.slack.poster import ThreadPoster
+from bot.slack.progress import ProgressMessage
+from bot.slack.request_messages import RequestMessages
+from bot.slack.work import BotWork
+
+logger = logging.getLogger(__name__)
+
+
+class DecisionHandlers:
+    """Approve, reject, edit and answer, each shown in the request's thread."""
+
+    def __init__(
+        self,
+        service: UseCases,
+        approvers: ApproverDirectory,
+        work: BotWork,
+        poster: ThreadPoster,
+        messages: RequestMessages,
+        client: WebClient,
+    ) -> None:
+        self.service = service
+        self.approvers = approvers
+        self.work = work
+        self.poster = poster
+        self.messages = messages
+        self.client = client
+
+    def approve(self, click: Click, button: ButtonValue) -> None:
+        """Approve (or retry) a request through the guard; the winner reconciles.
+
+        Not serialised up front: the claim picks one winner, and the others must hear at once
+        why they lost rather than wait for the winner's reconciliation. Only the winner takes
+        the thread's lock, so its turn does not interleave with questions or uploads.
+        """
+        user = click.user
+        held: list[PauseState] = []
+        locks = []
+
+        def claimed(state: PauseState) -> None:
+            lock = self.work.lock(state.request.channel, state.request.thread_ts)
+            lock.acquire()
+            locks.append(lock)
+            shown = self.messages.with_message(state, click.message_ts)
+            held.append(shown)
+            try:
+                self.messages.show(shown, blocks.approved_line(user))
+            except SlackApiError:
+                logger.exception("pause=%s | could not show the approval", button.pause_id)
+
+        try:
+            outcome = self.service.decisions.confirm(
+                button.pause_id,
+                button.authorization,
+                self.approvers.approver(user),
+                on_claimed=claimed,
+            )
+        except ApprovalRefusedError as error:
+            state = error.state if isinstance(error.state, PauseState) else None
+            if state is not None:
+                state = self.messages.with_message(state, click.message_ts)
+            self.messages.refuse(click.channel, user, click.thread_ts, error, state)
+            if error.reason in (RefusalReason.EXPIRED, RefusalReason.SUPERSEDED):
+                self.messages.show_latest(button.pause_id)
+            return
+        except Exception as error:
+            if not held:
+                raise
+            if not isinstance(error, ReconbotError):
+                logger.exception("pause=%s | resumed phase failed", button.pause_id)
+            words = str(error) if isinstance(error, ReconbotError) else blocks.INTERNAL_FAILURE
+            # The use case marked the pause failed before raising: show it so.
+            failed = apply(
+                held[0], Transition.FAIL, actor=SYSTEM_ACTOR, at=utc_now(), reason=RETRY_REASON
+            )
+            self.messages.report_failure(failed, words)
+            return
+        finally:
+            for lock in locks:
+                lock.release()
+        consumed = apply(held[0], Transition.CONSUME, actor=SYSTEM_ACTOR, at=outcome.created_at)
+        self.messages.report_outcome(outcome, consumed, user)
+
+    def reject(self, metadata: ModalMetadata, user: str, reason: str) -> None:
+        """Reject a request with the reason from the modal."""
+        try:
+            rejected = self.service.decisions.reject(
+                metadata.pause_id, metadata.authorization, self.approvers.approver(user), reason
+            )
+        except ApprovalRefusedError as error:
+            state = error.state if isinstance(error.state, PauseState) else None
+            thread_ts = state.request.thread_ts if state else None
+            self.messages.refuse(metadata.channel, user, thread_ts, error, state)
+            return
+        rejected = self.messages.with_message(rejected, metadata.message_ts)
+        self.messages.show(rejected)
+        self.poster.post(metadata.channel, rejected.request.thread_ts, blocks.rejected_note(user))
+
+    def show_edit_modal(
+        self, view_id: str, request: ApprovalRequest, metadata: ModalMetadata
+    ) -> None:
+        """Replace the loading modal with the edit form once the files' headers are read."""
+        try:
+            columns = self.service.queries.columns(request)
+        except ReconbotError as error:
+            self.client.views_update(
+                view_id=view_id, view=blocks.message_modal("Edit the mapping", str(error))
+            )
+            return
+        self.client.views_update(
+            view_id=view_id, view=blocks.edit_modal(request, columns, metadata)
+        )
+
+    def edit(self, metadata: ModalMetadata, user: str, choices: dict[str, str]) -> None:
+        """An edited mapping from the modal (`role.field` -> column position, or a file's
+        reading options as `name=value` lines): a new request."""
+        state = self.service.queries.pause(metadata.pause_id)
+        if state is None:
+            return
+        columns = self.service.queries.columns(state.request)
+        answers: dict[Role, dict[str, str]] = {}
+        for key, position in choices.items():
+            if key.startswith(blocks.OPTIONS_BLOCK_PREFIX):
+                role = Role(key.removeprefix(blocks.OPTIONS_BLOCK_PREFIX))
+                answers.setdefault(role, {}).update(option_lines(position))
+                continue
+            role_name, _, name = key.partition(".")
+            role = Role(role_name)
+            header = columns.get(role, [])
+            if not position.isdigit() or int(position) >= len(header):
+                raise MalformedRequestError(NOT_ISSUED)
+            answers.setdefault(role, {})[name] = header[int(position)]
+        self._revise(metadata.channel, user, state, metadata.authorization, answers)
+
+    def answer(self, click: Click, answer: ClarificationAnswer) -> None:
+        """A clarification answered with its select: `role.field=column` becomes an edit."""
+        state = self.service.queries.pause(answer.button.pause_id)
+        if state is None:
+            return
+        self._revise(
+            click.channel,
+            click.user,
+            state,
+            answer.button.authorization,
+            {answer.role: {answer.field: answer.column}},
+        )
+
+    def _revise(
+        self,
+        channel: str,
+        user: str,
+        state: PauseState,
+        authorization: str,
+        answers: dict[Role, dict[str, str]],
+    ) -> None:
+        request = state.request
+        with self.work.serialised(request.channel, request.thread_ts):
+            progress = ProgressMessage(
+                self.poster, channel, request.thread_ts, [ref.name for ref in request.files]
+            )
+            try:
+                new = self.service.decisions.edit(
+                    request.pause_id,
+                    authorization,
+                    self.approvers.approver(user),
+                    answers,
+                    progress=progress.tool_done,
+                )
+            except ApprovalRefusedError as error:
+                progress.finish(blocks.edit_not_applied_note())
+                self.messages.refuse(channel, user, request.thread_ts, error, error.state)
+                return
+            except ReconbotError as error:
+                progress.fail(str(error))
+                return
+            progress.finish(blocks.edited_note(user))
+            self.messages.show(state, blocks.edited_line(user))
+            self.messages.post(new)

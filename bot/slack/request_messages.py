@@ -1,0 +1,126 @@
+"""The messages that show a request in its thread: posted with buttons, edited to each new
+state without them, refusals to the clicker alone, results and failures.
+
+Callers pass the pause as the use case returned it (or as a refusal carries it), so showing a
+decision reads nothing again; only an id alone (a sweep's expired ids) is looked up.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+
+from slack_sdk.errors import SlackApiError
+
+from agent.domain import ApprovalRequest, Outcome, PauseState, PauseStatus, RefusalReason
+from agent.errors import ApprovalRefusedError, MalformedRequestError
+from agent.usecases.queries import Queries
+from bot.slack import blocks
+from bot.slack.deliveries import Deliveries
+from bot.slack.poster import ThreadPoster
+
+logger = logging.getLogger(__name__)
+
+
+class RequestMessages:
+    """Shows requests, decisions, refusals and results in investigation threads."""
+
+    def __init__(self, poster: ThreadPoster, deliveries: Deliveries, queries: Queries) -> None:
+        self.poster = poster
+        self.deliveries = deliveries
+        self.queries = queries
+
+    def post(self, request: ApprovalRequest) -> None:
+        """Post a request with its buttons in its thread and remember the message."""
+        assert request.channel is not None
+        ts = self.poster.post(request.channel, request.thread_ts, blocks.approval_message(request))
+        self.deliveries.remember_message(request.pause_id, ts)
+        state = self.queries.pause(request.pause_id)
+        if state is not None and state.status is not PauseStatus.PENDING:
+            self.show(state)  # it moved on (expired) before it was shown
+
+    def show(self, state: PauseState, line: str | None = None, newest: int | None = None) -> None:
+        """Edit a request's message to `state`, without buttons."""
+        if state.message_ts is None or state.request.channel is None:
+            return
+        text = line or blocks.state_line(state, newest_revision=newest)
+        self.poster.update(
+            state.request.channel, state.message_ts, blocks.decided_message(state.request, text)
+        )
+
+    def show_latest(self, pause_id: str, newest: int | None = None) -> None:
+        """Edit a request's message to its saved state (when only its id is at hand)."""
+        state = self.queries.pause(pause_id)
+        if state is not None:
+            self.show(state, newest=newest)
+
+    def with_message(self, state: PauseState, message_ts: str | None) -> PauseState:
+        """`state`, knowing the message that shows it: when the bot stopped between posting a
+        request and remembering its message, the message Slack says was clicked is that one."""
+        if state.message_ts is not None or not message_ts:
+            return state
+        self.deliveries.remember_message(state.request.pause_id, message_ts)
+        return state.model_copy(update={"message_ts": message_ts})
+
+    def refuse(
+        self,
+        channel: str,
+        user: str,
+        thread_ts: str | None,
+        error: ApprovalRefusedError | MalformedRequestError,
+        state: PauseState | None = None,
+    ) -> None:
+        """Tell the clicker alone why their click was refused (with `state`, the pause as the
+        guard saw it: who decided it, who asked, who may approve)."""
+        if isinstance(error, ApprovalRefusedError):
+            reason = RefusalReason(error.reason)
+        else:
+            reason = RefusalReason.NOT_ISSUED
+        words, who, people = str(error), "", []
+        if state is not None:
+            request = state.request
+            people = [p for p in (state.decided_by, request.requested_by) if p]
+            if reason is RefusalReason.NOT_AUTHORIZED:
+                policy = request.approver_policy
+                words = blocks.MAY_NOT_DECIDE
+                who = blocks.who_may_approve(
+                    policy.approvers, request.requested_by, policy.self_approval
+                )
+        self.poster.ephemeral(
+            channel,
+            user,
+            thread_ts,
+            blocks.refusal_message(reason, words, who_may=who, people=people),
+        )
+
+    def report_outcome(self, outcome: Outcome, state: PauseState, user: str) -> None:
+        """Results in the thread: the summary, first findings, the exceptions file; and the
+        request's message shows it was approved and reconciled (`state`, consumed)."""
+        request = state.request
+        if request.channel is None:
+            return
+        self.show(state)
+        self.poster.post(request.channel, request.thread_ts, blocks.results_message(outcome, user))
+        with self.queries.exceptions_file(outcome) as path:
+            if path is not None:
+                self.poster.upload_exceptions(
+                    request.channel, request.thread_ts, path, blocks.exceptions_file(outcome)
+                )
+
+    def report_failure(self, state: PauseState, words: str) -> None:
+        """A failed reconciliation: the request says so, and the thread offers a retry."""
+        request = state.request
+        if request.channel is None:
+            return
+        self.show(state)
+        self.poster.post(request.channel, request.thread_ts, blocks.failure_message(request, words))
+
+    def internal_error(self, channel: str, thread_ts: str | None, what: str) -> None:
+        """Say in the thread that something broke on reconbot's side, with a reference to find
+        it in the log (which holds the traceback)."""
+        ref = uuid.uuid4().hex[:8]
+        logger.exception("ref=%s what=%s | internal error", ref, what)
+        try:
+            self.poster.post(channel, thread_ts, blocks.internal_error_message(ref))
+        except SlackApiError:
+            logger.exception("ref=%s | could not report the error in the thread", ref)
