@@ -1,0 +1,192 @@
+"""The ambiguity rule: when inference stops guessing and asks a person instead.
+
+Every question mapping inference asks is decided here:
+
+- A field: candidates scoring below `MIN_SCORE` are not plausible. When a required field has
+  no plausible column, the person is asked which column holds it. When other plausible columns
+  score within `AMBIGUITY_MARGIN` of the best, they are close, and the data settles them where
+  it can (`settle`): two id columns that tell the rows apart alike, two reference columns that
+  name the same orders, or two amount columns equal on every successful row are one reading
+  (the better-named is taken); an amount column empty or zero on successful rows captured
+  nothing; a column under which (almost) no order matches while another matches (almost) all
+  is ruled out. Any close candidate left makes the field ambiguous: its confidence is halved,
+  its reason reads `ambiguous: ...`, and the person is asked to choose. Optional fields take
+  their best plausible column without asking.
+- The files: identical files are refused, and two files whose role fits differ by less than
+  `ROLE_MARGIN` make the person say which one is the orders export (`orders_file=NAME`).
+- The currency: a file without a currency column whose amounts do not say their currency (no
+  mark, or `$` without the other file naming one currency that writes it) asks which.
+
+A single open question means no mapping (`Proposal.mapping` is None).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from agent.data.ingest import CsvSample
+from agent.data.mapping.candidates import MIN_SCORE, Scored
+from agent.data.mapping.evidence import Evidence
+from agent.data.mapping.proposal import Clarification
+from agent.data.schema import FieldSpec, Role
+
+AMBIGUITY_MARGIN = 0.15
+ROLE_MARGIN = 0.15
+# Amount agreement with the other file (see `evidence.apply_amount_agreement`): a candidate is
+# ruled out for matching (almost) never only while another matches (almost) always.
+_MATCHES_MOST = 0.8
+_MATCHES_NONE = 0.2
+
+
+@dataclass(frozen=True)
+class FieldVerdict:
+    """The column inference takes for a field (or none), how sure it is, and why.
+
+    `question` is set when the rule asks the person instead of guessing.
+    """
+
+    column: str | None
+    confidence: float
+    reason: str
+    question: Clarification | None = None
+
+
+def decide_field(
+    role: Role, spec: FieldSpec, found: list[Scored], evidence: Evidence
+) -> FieldVerdict:
+    """The verdict for `spec` from its candidates `found` (best first, columns still free).
+
+    A required field with two plausible columns left after `settle`, or (unless it is the
+    currency, which the amounts may still say) with none, gets a question.
+    """
+    viable = [c for c in found if c.score >= MIN_SCORE]
+    if not viable:
+        question = None
+        if spec.required and spec.kind != "currency":
+            question = _none_fits(role, spec, found, evidence.sample)
+        return FieldVerdict(None, 0.0, "no column fits", question)
+    best, *rivals = settle(spec, viable, evidence) if spec.required else viable[:1]
+    if not rivals:
+        return FieldVerdict(best.column, round(min(1.0, best.score), 2), best.reason)
+    names = [best.column, *(c.column for c in rivals)]
+    question = Clarification(
+        role=role,
+        field=spec.name,
+        question=(
+            f"Which column of {evidence.sample.layout.file_name} holds the "
+            f"{spec.name} ({spec.description})? "
+            + " and ".join(f'"{n}"' for n in names)
+            + " both fit."
+        ),
+        choices=names,
+    )
+    confidence = round(min(1.0, best.score) * 0.5, 2)
+    return FieldVerdict(best.column, confidence, "ambiguous: " + ", ".join(names), question)
+
+
+def _none_fits(
+    role: Role, spec: FieldSpec, found: list[Scored], sample: CsvSample
+) -> Clarification:
+    """The question for a required field no column plausibly holds."""
+    hint = [c.column for c in found[:3]]
+    return Clarification(
+        role=role,
+        field=spec.name,
+        question=(
+            f"No column of {sample.layout.file_name} clearly holds the {spec.name} "
+            f"({spec.description}). Which one does?"
+        ),
+        choices=hint or list(sample.layout.columns),
+    )
+
+
+def settle(spec: FieldSpec, viable: list[Scored], evidence: Evidence) -> list[Scored]:
+    """The candidates still in doubt for a required field, the chosen one first.
+
+    Close candidates are settled by the sampled values where they can be: two id columns that
+    tell the rows apart alike, or two amount columns equal on every successful row, are the
+    same reading (the better-named one is taken); an amount column empty or zero on successful
+    rows captured nothing; a column under which nothing matches the other file cannot be it.
+    """
+    best, *others = viable
+    close = [c for c in others if best.score - c.score < AMBIGUITY_MARGIN]
+    if not close:
+        return [best]
+    if spec.kind == "id":
+        alike = [c for c in close if evidence.interchangeable(best.column, c.column)]
+        if alike:
+            best.reason += "; " + _listed(alike) + " tell the rows apart the same way"
+        return [best, *(c for c in close if c not in alike)]
+    if spec.kind == "reference":
+        return [best, *(c for c in close if not evidence.same_orders(best.column, c.column))]
+    if spec.kind != "amount":
+        return [best, *close]
+    group = _rule_out([best, *close], evidence)
+    top, *rest = group
+    same = [c for c in rest if evidence.agree(top.column, c.column)]
+    if same:
+        top.reason += f"; equal to {_listed(same)} on every {evidence.where} sampled"
+    return [top, *(c for c in rest if c not in same)]
+
+
+def _rule_out(group: list[Scored], evidence: Evidence) -> list[Scored]:
+    """`group` without the amount columns that the values exclude (never all of them)."""
+    kept = list(group)
+    empty = [c for c in kept if evidence.empty(c.column)]
+    if empty and len(empty) < len(kept):
+        for c in empty:
+            c.reason += f"; empty or zero on (nearly) every {evidence.where} sampled"
+        kept = [c for c in kept if c not in empty]
+    if any(c.agreement >= _MATCHES_MOST for c in kept):
+        never = [c for c in kept if 0 <= c.agreement <= _MATCHES_NONE]
+        for c in never:
+            c.reason += "; its values (almost) never equal the other file's amounts"
+        kept = [c for c in kept if c not in never]
+    return kept
+
+
+def _listed(candidates: list[Scored]) -> str:
+    return " and ".join(f'"{c.column}"' for c in candidates)
+
+
+def role_question(
+    orders: CsvSample, payments: CsvSample, fits: tuple[float, float], chosen: bool | None
+) -> Clarification | None:
+    """The question about which file is which, if any: identical files, or two that look alike.
+
+    `orders` and `payments` are the files in the roles inference gave them; `fits` are the
+    straight and crossed role fits (`roles.role_fits`); `chosen` is a person's `orders_file`
+    answer (`roles.swap_from_answers`), which settles the roles unless the files are identical.
+    """
+    straight, crossed = fits
+    if orders.layout.columns == payments.layout.columns and orders.rows == payments.rows:
+        return Clarification(
+            role=None,
+            field=None,
+            question=(
+                "The two files are identical (the same header and rows): upload the orders "
+                "export and the payments export, one of each, by replacing one of them."
+            ),
+            choices=[],
+        )
+    if chosen is None and abs(straight - crossed) < ROLE_MARGIN:
+        return Clarification(
+            role=None,
+            field=None,
+            question=(
+                "Which file is the orders export? The two files look alike "
+                f"(answer orders_file=NAME, e.g. orders_file={orders.layout.file_name})."
+            ),
+            choices=[orders.layout.file_name, payments.layout.file_name],
+        )
+    return None
+
+
+def currency_question(role: Role, file_name: str) -> Clarification:
+    """The question for a file without a currency column whose amounts do not say theirs."""
+    return Clarification(
+        role=role,
+        field="currency",
+        question=f"{file_name} has no currency column. Which currency are its amounts in?",
+        choices=["USD", "EUR", "GBP"],
+    )

@@ -1,0 +1,197 @@
+"""How amounts are read: number format, major or minor units, and a person's answers about them.
+
+A column's decimal mark and thousands separator come from its sampled values (its profile); a
+header saying `cents`/`minor` reads it in minor units. Where values alone cannot tell major
+from minor units, matched amounts decide: when one file's amounts are 100 (or 1000, by the
+currency's exponent) times the other's for the same orders, that file is in minor units.
+"""
+
+from __future__ import annotations
+
+import statistics
+
+from agent.data.currency import CURRENCY_EXPONENTS
+from agent.data.formats import NumberFormat, parse_number
+from agent.data.ingest import CsvSample
+from agent.data.mapping.headers import normalize_header
+from agent.data.mapping.proposal import DatasetProposal
+from agent.data.profile import ColumnProfile, normalize_key, reference_tokens
+from agent.data.schema import SCHEMA, AmountReading, Role
+from agent.errors import MappingError
+
+_MINOR_WORDS = frozenset({"cents", "minor", "pence", "cent"})
+_DECIMAL_WORDS = {".": ".", "dot": ".", "point": ".", "period": ".", ",": ",", "comma": ","}
+_THOUSANDS_WORDS = {
+    "": "",
+    "none": "",
+    "no": "",
+    ",": ",",
+    "comma": ",",
+    ".": ".",
+    "dot": ".",
+    "point": ".",
+    "period": ".",
+    "'": "'",
+    "apostrophe": "'",
+    "space": " ",
+}
+
+
+def amount_reading(column: str, profile: ColumnProfile) -> AmountReading | None:
+    """How to read an amount column, from its values' number format and its header's unit."""
+    if profile.number_format is None:
+        return None
+    header = normalize_header(column).split()
+    minor = bool(_MINOR_WORDS & set(header))
+    return AmountReading(
+        decimal=profile.number_format.decimal,
+        thousands=profile.number_format.thousands,
+        unit="minor" if minor else "major",
+    )
+
+
+def amount_answers(role: Role, answers: dict[str, str]) -> dict[str, dict[str, str]]:
+    """The amount parts a person answered, per amount field of `role` (field -> part -> text)."""
+    fields = [s.name for s in SCHEMA[role] if s.kind == "amount"]
+    found: dict[str, dict[str, str]] = {}
+    for part in ("decimal", "thousands", "unit"):
+        for name in fields:
+            value = answers.get(f"{name}_{part}", answers.get(part))
+            if value is not None:
+                found.setdefault(name, {})[part] = value
+    return found
+
+
+def answered_amounts(
+    role: Role,
+    amounts: dict[str, AmountReading],
+    columns: dict[str, str],
+    answers: dict[str, str],
+) -> dict[str, AmountReading]:
+    """`amounts` with a person's separators and unit applied to each mapped amount field.
+
+    Raises MappingError, in words, for a value that cannot work.
+    """
+    amounts = dict(amounts)
+    for name, parts in amount_answers(role, answers).items():
+        base = amounts.get(name, AmountReading())
+        reading = base.model_copy(update=_answered_parts(parts))
+        if reading.decimal == reading.thousands:
+            raise MappingError(
+                f'{name}: the decimal mark and the thousands separator are both "{reading.decimal}"'
+            )
+        if name in columns or name in amounts:
+            amounts[name] = AmountReading.model_validate(reading.model_dump())
+    return amounts
+
+
+def _answered_parts(parts: dict[str, str]) -> dict[str, str]:
+    """The decimal mark, thousands separator and unit a person typed, as readings hold them."""
+    update: dict[str, str] = {}
+    if "decimal" in parts:
+        mark = _DECIMAL_WORDS.get(parts["decimal"].strip().lower())
+        if mark is None:
+            raise MappingError(f'decimal is . or , (or dot, comma), not "{parts["decimal"]}"')
+        update["decimal"] = mark
+    if "thousands" in parts:
+        text = parts["thousands"]
+        sep = _THOUSANDS_WORDS.get(text.strip().lower() if text.strip() else text)
+        if sep is None:
+            raise MappingError(f'thousands is none, comma, dot, apostrophe or space, not "{text}"')
+        update["thousands"] = sep
+    if "unit" in parts:
+        unit = parts["unit"].strip().lower()
+        if unit not in ("major", "minor"):
+            raise MappingError(f'unit is major or minor, not "{parts["unit"]}"')
+        update["unit"] = unit
+    return update
+
+
+def decide_units(
+    datasets: dict[Role, DatasetProposal],
+    samples: dict[Role, CsvSample],
+    answers: dict[Role, dict[str, str]],
+) -> None:
+    """Decide major or minor units where values alone cannot: compare matched amounts.
+
+    A unit a person answered stays as answered.
+    """
+    orders, payments = datasets[Role.ORDERS], datasets[Role.PAYMENTS]
+    pairs = _matched_amounts(orders, payments, samples)
+    if len(pairs) < 5:
+        return
+    for side, proposal, field in (
+        (0, orders, "order_amount"),
+        (1, payments, "captured_amount"),
+    ):
+        reading = proposal.options.amounts.get(field)
+        column = proposal.column_of(field)
+        answered = amount_answers(proposal.role, answers.get(proposal.role, {}))
+        if reading is None or reading.unit == "minor" or column is None:
+            continue
+        if "unit" in answered.get(field, {}):
+            continue
+        ratios = []
+        for order_amount, pay_amount, exponent in pairs:
+            mine, theirs = (order_amount, pay_amount) if side == 0 else (pay_amount, order_amount)
+            if theirs and exponent:
+                ratios.append(float(mine / theirs) / 10**exponent)
+        if ratios and 0.95 <= statistics.median(ratios) <= 1.05:
+            new_amounts = dict(proposal.options.amounts)
+            new_amounts[field] = reading.model_copy(update={"unit": "minor"})
+            if field == "captured_amount" and "refunded_amount" in new_amounts:
+                new_amounts["refunded_amount"] = new_amounts["refunded_amount"].model_copy(
+                    update={"unit": "minor"}
+                )
+            updated = proposal.model_copy(
+                update={
+                    "options": proposal.options.model_copy(update={"amounts": new_amounts}),
+                    "notes": [
+                        *proposal.notes,
+                        f'"{column}" is in minor units (cents): matched amounts are '
+                        "100 times the other file's",
+                    ],
+                }
+            )
+            datasets[proposal.role] = updated
+
+
+def _matched_amounts(
+    orders: DatasetProposal, payments: DatasetProposal, samples: dict[Role, CsvSample]
+) -> list[tuple[float, float, int]]:
+    """(order amount, payment amount, currency exponent) for sampled rows that match by key."""
+    columns = {
+        "key": orders.column_of("order_id"),
+        "amount": orders.column_of("order_amount"),
+        "ccy": orders.column_of("currency"),
+        "ref": payments.column_of("order_id"),
+        "paid": payments.column_of("captured_amount"),
+    }
+    o_reading = orders.options.amounts.get("order_amount")
+    p_reading = payments.options.amounts.get("captured_amount")
+    if None in columns.values() or o_reading is None or p_reading is None:
+        return []
+    o_fmt = NumberFormat(o_reading.decimal, o_reading.thousands)
+    p_fmt = NumberFormat(p_reading.decimal, p_reading.thousands)
+    o_sample, p_sample = samples[Role.ORDERS], samples[Role.PAYMENTS]
+    index = {
+        name: o_sample.layout.columns.index(col)
+        for name, col in columns.items()
+        if name in ("key", "amount", "ccy") and col
+    }
+    by_key: dict[str, tuple[float, int]] = {}
+    for row in o_sample.rows:
+        total = parse_number(row[index["amount"]], o_fmt)
+        exponent = CURRENCY_EXPONENTS.get(row[index["ccy"]].strip().upper())
+        if total is not None and total != 0 and exponent is not None:
+            by_key.setdefault(normalize_key(row[index["key"]]), (float(total), exponent))
+    ref_at = p_sample.layout.columns.index(str(columns["ref"]))
+    paid_at = p_sample.layout.columns.index(str(columns["paid"]))
+    pairs = []
+    for row in p_sample.rows:
+        tokens = reference_tokens(row[ref_at])
+        paid = parse_number(row[paid_at], p_fmt)
+        if len(tokens) == 1 and tokens[0] in by_key and paid:
+            order_total, exponent = by_key[tokens[0]]
+            pairs.append((order_total, float(paid), exponent))
+    return pairs

@@ -1,0 +1,143 @@
+"""Column candidates: which columns of a file could feed each canonical field, and how likely.
+
+A column is scored from its header (`headers.header_score`) or, for exports whose headers name
+nothing known, from its values alone, and weighted by how well its values fit the field's kind
+(numbers, currency codes, timestamps, identifiers). Order-key candidates are then raised or
+lowered by how often their values meet across the two files. Inference works from headers and
+values, never from a vendor's name or a column position.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from agent.data.ingest import CsvSample
+from agent.data.mapping.headers import header_score
+from agent.data.profile import ColumnProfile, column_values, normalize_key, reference_tokens
+from agent.data.schema import FieldSpec, Role
+
+MIN_SCORE = 0.5
+_FEW = 5  # sampled values below which uniqueness says nothing
+# A value-only candidate that is the only one of its kind in the file is likely enough.
+_ONLY_ONE = {
+    "its values are amounts": "the only column whose values are amounts",
+    "its values are timestamps": "the only column whose values are timestamps",
+}
+
+
+@dataclass
+class Scored:
+    """A column that could feed a field, its score so far, and why (reasons accumulate)."""
+
+    column: str
+    score: float
+    reason: str
+    # How often the column equals the other file's amounts for the same order (0..1), or -1
+    # where that was not measured.
+    agreement: float = -1.0
+
+
+FieldCandidates = dict[str, list[Scored]]
+
+
+def _kind_fit(spec: FieldSpec, profile: ColumnProfile) -> float:
+    """How well the values fit the field's kind, from 0 (cannot be it) to 1."""
+    if profile.filled == 0:
+        return 0.0
+    if spec.kind == "amount":
+        return 1.0 if profile.is_numeric() and profile.boolean_share < 0.9 else 0.0
+    if spec.kind == "currency":
+        # A column mostly of ISO codes is the currency column: the few values that do not read
+        # are reported with their rows, not a reason to ask which currency the file is in.
+        return min(1.0, profile.currency_share / 0.9) if profile.currency_share >= 0.5 else 0.0
+    if spec.kind == "timestamp":
+        return 1.0 if profile.timestamp_share >= 0.9 else 0.0
+    if spec.kind in ("id", "reference") and profile.filled >= _FEW and profile.distinct_share < 0.2:
+        return 0.0  # one value on most rows (a payout reference, a quantity) names no order
+    if spec.kind == "id":
+        return min(1.0, profile.id_like_share / 0.9)
+    if spec.kind == "reference":
+        return min(1.0, profile.reference_share / 0.8)
+    if spec.kind == "status":
+        return 1.0 if not profile.is_numeric() and profile.distinct <= 50 else 0.4
+    return 1.0
+
+
+def _value_only_score(spec: FieldSpec, profile: ColumnProfile) -> tuple[float, str]:
+    """A score from values alone, for exports whose headers name nothing we know."""
+    if spec.kind == "currency" and profile.currency_share >= 0.9:
+        return 0.7, "its values are ISO 4217 currency codes"
+    if spec.kind == "id" and profile.id_like_share >= 0.9 and profile.distinct_share >= 0.5:
+        return 0.3, "its values look like identifiers"
+    if spec.kind == "reference" and profile.reference_share >= 0.5:
+        return 0.3, "its values contain identifiers"
+    if spec.kind == "timestamp" and profile.timestamp_share >= 0.9:
+        return 0.45, "its values are timestamps"
+    if (
+        spec.kind == "amount"
+        and spec.required
+        and profile.is_numeric()
+        and not (profile.integer_only and profile.distinct_share > 0.98)
+    ):
+        return 0.45, "its values are amounts"
+    return 0.0, ""
+
+
+def score_columns(spec: FieldSpec, profiles: list[ColumnProfile]) -> list[Scored]:
+    """The columns that could feed `spec`, best first, each scored by its header or its values.
+
+    A column whose values cannot be the field's kind is left out; a value-only candidate that
+    is the only one of its kind in the file is raised to likely enough.
+    """
+    found: list[Scored] = []
+    for profile in profiles:
+        fit = _kind_fit(spec, profile)
+        if fit == 0.0:
+            continue
+        by_header = header_score(spec, profile.name)
+        by_values, why = _value_only_score(spec, profile)
+        if by_header >= by_values and by_header > 0:
+            found.append(Scored(profile.name, by_header * fit, "the header names it"))
+        elif by_values > 0:
+            found.append(Scored(profile.name, by_values * fit, why))
+    found.sort(key=lambda c: -c.score)
+    if len(found) == 1 and found[0].reason in _ONLY_ONE:
+        found[0].score = 0.6
+        found[0].reason = _ONLY_ONE[found[0].reason]
+    return found
+
+
+def apply_key_overlap(scored: dict[Role, FieldCandidates], samples: dict[Role, CsvSample]) -> None:
+    """Raise key candidates whose values meet across the files; lower those that never do."""
+    order_keys = scored[Role.ORDERS]["order_id"]
+    refs = scored[Role.PAYMENTS]["order_id"]
+    if not order_keys or not refs:
+        return
+    key_sets = {
+        c.column: {normalize_key(v) for v in column_values(samples[Role.ORDERS], c.column)}
+        for c in order_keys
+    }
+    token_lists = {
+        c.column: [
+            t
+            for t in (reference_tokens(v) for v in column_values(samples[Role.PAYMENTS], c.column))
+            if t
+        ]
+        for c in refs
+    }
+    overlap: dict[tuple[str, str], float] = {}
+    for key_column, keys in key_sets.items():
+        for ref_column, lists in token_lists.items():
+            hits = sum(1 for tokens in lists if any(t in keys for t in tokens))
+            overlap[(key_column, ref_column)] = hits / len(lists) if lists else 0.0
+    best_any = max(overlap.values())
+    for group, position in ((order_keys, 0), (refs, 1)):
+        for candidate in group:
+            mine = max(v for k, v in overlap.items() if k[position] == candidate.column)
+            if mine >= 0.05:
+                candidate.score += 0.4 * mine
+                candidate.reason += f"; {mine:.0%} of sampled references match the other file"
+            elif best_any >= 0.3:
+                candidate.score *= 0.5
+                candidate.reason += "; its values never match the other file"
+        group.sort(key=lambda c: -c.score)

@@ -1,0 +1,102 @@
+"""The currency of a file without a currency column, from how its amounts are written.
+
+`€89.90` and `12.50 EUR` say the currency; `$77.45` says it only together with the other
+file, when every sampled row there is in one currency that writes `$`. Where nothing says it,
+`ambiguity.currency_question` asks.
+"""
+
+from __future__ import annotations
+
+from agent.data.currency import CURRENCY_EXPONENTS
+from agent.data.mapping.ambiguity import currency_question
+from agent.data.mapping.evidence import Evidence
+from agent.data.mapping.proposal import Clarification, DatasetProposal
+from agent.data.profile import column_values
+from agent.data.schema import Role
+
+# Currency symbols and the ISO codes they can stand for. A symbol that stands for one currency
+# says it; `$` and `¥` need the other file to say which.
+_SYMBOL_CODES = {
+    "€": ("EUR",),
+    "£": ("GBP",),
+    "₹": ("INR",),
+    "₩": ("KRW",),
+    "₽": ("RUB",),
+    "₺": ("TRY",),
+    "₪": ("ILS",),
+    "₫": ("VND",),
+    "₦": ("NGN",),
+    "₱": ("PHP",),
+    "฿": ("THB",),
+    "₴": ("UAH",),
+    "₲": ("PYG",),
+    "₡": ("CRC",),
+    "₵": ("GHS",),
+    "₭": ("LAK",),
+    "₮": ("MNT",),
+    "₸": ("KZT",),
+    "$": ("USD", "CAD", "AUD", "NZD", "SGD", "HKD", "MXN", "TWD", "ARS", "CLP", "COP"),
+    "¥": ("JPY", "CNY"),
+}
+_MAIN_AMOUNT = {Role.ORDERS: "order_amount", Role.PAYMENTS: "captured_amount"}
+
+
+def decide_currencies(
+    datasets: dict[Role, DatasetProposal],
+    evidence: dict[Role, Evidence],
+    clarifications: list[Clarification],
+) -> None:
+    """Give a file without a currency column the currency its amounts are written in, or ask.
+
+    `€89.90` and `12.50 EUR` say the currency; `$77.45` says it only together with the other
+    file, when every sampled row there is in one currency that writes `$`.
+    """
+    for role in Role:
+        proposal = datasets[role]
+        if proposal.options.default_currency is not None or proposal.column_of("currency"):
+            continue
+        found = _currency_of_amounts(role, datasets, evidence)
+        if found is None:
+            clarifications.append(currency_question(role, proposal.file_name))
+            continue
+        code, why = found
+        choices = [
+            c.model_copy(update={"confidence": 0.9, "reason": why}) if c.field == "currency" else c
+            for c in proposal.choices
+        ]
+        datasets[role] = proposal.model_copy(
+            update={
+                "choices": choices,
+                "options": proposal.options.model_copy(update={"default_currency": code}),
+                "notes": [*proposal.notes, f"no currency column: {why}, read as {code}"],
+            }
+        )
+
+
+def _currency_of_amounts(
+    role: Role, datasets: dict[Role, DatasetProposal], evidence: dict[Role, Evidence]
+) -> tuple[str, str] | None:
+    """The currency a file's main amount column is written in, and why; None if it does not say."""
+    column = datasets[role].column_of(_MAIN_AMOUNT[role])
+    if column is None:
+        return None
+    mark = evidence[role].profiles[column].currency_mark
+    if mark is None:
+        return None
+    if mark in CURRENCY_EXPONENTS:
+        return mark, f'every amount in "{column}" is written with {mark}'
+    codes = _SYMBOL_CODES.get(mark, ())
+    if len(codes) == 1:
+        return codes[0], f'every amount in "{column}" is written with {mark}'
+    other = datasets[role.other]
+    other_column = other.column_of("currency")
+    if other_column is None:
+        return None
+    seen = {v.strip().upper() for v in column_values(evidence[role.other].sample, other_column)}
+    seen.discard("")
+    if len(seen) == 1 and (code := seen.pop()) in codes:
+        return code, (
+            f'every amount in "{column}" is written with {mark}, and every row of '
+            f"{other.file_name} is in {code}"
+        )
+    return None
