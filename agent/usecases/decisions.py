@@ -110,7 +110,12 @@ class Decisions:
             raise refusal
         assert revision is not None
         if on_claimed is not None:
-            on_claimed(claimed)
+            try:
+                on_claimed(claimed)
+            except Exception:
+                # Never leave a claim nobody runs: fail it now (Approve again retries).
+                self.resumption.fail(claimed.request.investigation_id, pause_id)
+                raise
         return self.resumption.resume(claimed, revision, approver.user)
 
     def reject(self, pause_id: str, authorization: str, actor: Approver, reason: str) -> PauseState:
@@ -153,7 +158,12 @@ class Decisions:
         progress: Progress | None = None,
     ) -> ApprovalRequest:
         """Change which column feeds some fields (or how a file is read): a new proposal,
-        validated, with its own request; the edited one is superseded by it."""
+        validated, with its own request.
+
+        The edited request is superseded in the same unit of work as the accepted edit, so it
+        cannot be approved while the agent validates the new reading. If that turn fails (the
+        model is busy), `Intake.investigate_again` makes a new request for the case.
+        """
         now = self.deps.clock.now()
         with self.deps.uow() as uow:
             state = uow.pauses.lock(pause_id)
@@ -166,7 +176,17 @@ class Decisions:
                 request = state.request
                 investigation = investigation_in(uow, request.investigation_id)
                 revision: Revision = current_revision(uow, request.investigation_id)
-                self._accept(uow, request, Action.EDIT, actor.user, now, _changes(answers))
+                changes = _changes(answers)
+                self._accept(uow, request, Action.EDIT, actor.user, now, changes)
+                # Closed to approval in the same commit: the reading it shows was replaced, and
+                # the request with the new reading follows once the agent has validated it.
+                uow.pauses.apply(
+                    pause_id,
+                    Transition.SUPERSEDE,
+                    actor=actor.user,
+                    at=now,
+                    reason=f"edited by {actor.user}: {changes}",
+                )
         if refusal is not None:
             raise refusal
         merged = {role: dict(fields) for role, fields in request.answers.items()}

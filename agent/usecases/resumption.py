@@ -84,7 +84,8 @@ class Resumption:
             ):
                 raise ApprovalRefusedError(
                     RefusalReason.ALREADY_CONSUMED,
-                    "Another process completed this request first; its outcome stands.",
+                    "Another process took this reconciliation over (this one was presumed "
+                    "stopped); its result stands.",
                     state=state,
                 )
             uow.outcomes.add(outcome)

@@ -16,7 +16,7 @@ from slack_sdk.errors import SlackApiError
 from agent.data.schema import Role
 from agent.dependencies import SYSTEM_ACTOR, utc_now
 from agent.domain import ApprovalRequest, PauseState, RefusalReason
-from agent.errors import ApprovalRefusedError, MalformedRequestError, ReconbotError
+from agent.errors import ApprovalRefusedError, MalformedRequestError, ModelError, ReconbotError
 from agent.pause import Transition, apply
 from agent.usecases import UseCases
 from agent.usecases.resumption import RETRY_REASON
@@ -200,6 +200,11 @@ class DecisionHandlers:
             except ApprovalRefusedError as error:
                 progress.finish(blocks.edit_not_applied_note())
                 self.messages.refuse(channel, user, request.thread_ts, error, error.state)
+                return
+            except ModelError as error:
+                # The edit was taken and the edited request closed; only the model's turn
+                # failed: offer to inspect again for a new request.
+                progress.fail(str(error), retry=request.investigation_id)
                 return
             except ReconbotError as error:
                 progress.fail(str(error))

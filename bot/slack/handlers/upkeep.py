@@ -83,11 +83,18 @@ class Upkeep:
                 self.sweep()
             except Exception:
                 logger.exception("sweep=expiry | failed; trying again later")
+            # A claim whose lease ran out (its process died, or could not save its outcome)
+            # is re-run without waiting for a restart; long work, so on the executor.
+            self.work.submit(self.recover_claims)
 
     def recover(self) -> None:
         """Finish approvals interrupted by a crash and report them in their threads; offer to
         go on with inspections interrupted by one."""
         self.sweep()
+        self.recover_claims()
+
+    def recover_claims(self) -> None:
+        """Re-run or fail the approvals whose claim went stale, and report each in its thread."""
         for pause_id in self.service.recovery.recover():
             state = self.service.queries.pause(pause_id)
             if state is None:
