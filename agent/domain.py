@@ -27,7 +27,7 @@ class PauseKind(StrEnum):
 
 
 class PauseStatus(StrEnum):
-    """Where a pause is in its lifecycle (DESIGN §4)."""
+    """Where a pause is in its lifecycle (docs/design.md §4)."""
 
     PENDING = "pending"
     CLAIMED = "claimed"

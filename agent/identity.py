@@ -1,4 +1,4 @@
-"""Canonical JSON and the digests that say what an approval covers (DESIGN §3).
+"""Canonical JSON and the digests that say what an approval covers (docs/design.md §3).
 
 Canonical JSON is UTF-8, keys sorted, no insignificant whitespace, and no floats: a float would
 make the same mapping hash differently on two machines, so one is an error here.

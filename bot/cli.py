@@ -1,6 +1,6 @@
 """The `reconbot` console script.
 
-Commands (DESIGN §10; the Slack commands arrive with the bot):
+Commands (docs/design.md §10; the Slack commands arrive with the bot):
 
     reconbot investigate ORDERS PAYMENTS [--json]      decide on stdin: approve | reject REASON |
                                                        edit [ROLE.]FIELD=COLUMN | ask QUESTION

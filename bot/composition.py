@@ -1,9 +1,9 @@
 """The composition root: the one place that wires storage, blobs, the model and the workflow.
 
-Only this module of `bot` imports `storage` (DESIGN §2). The embedded SQLite default upgrades
-itself at start; another database must be migrated with `reconbot migrate` first. The policy
-file (`RECONBOT_POLICY`) is read once here, before anything else starts, so a missing or bad
-file stops start-up with one line naming the file and the problem.
+Only this module of `bot` imports `storage` (docs/design.md §2). The embedded SQLite default
+upgrades itself at start; another database must be migrated with `reconbot migrate` first. The
+policy file (`RECONBOT_POLICY`) is read once here, before anything else starts, so a missing or
+bad file stops start-up with one line naming the file and the problem.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Configuration: one pydantic-settings class reads the environment of DESIGN §8, once.
+"""Configuration: one pydantic-settings class reads the environment of docs/design.md §9, once.
 
 Nothing reads the environment anywhere else. `Settings()` is built by the entry points (the
 CLI, the server) and handed to the composition root.

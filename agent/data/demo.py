@@ -56,8 +56,8 @@ _CURRENCIES = [
 _OFFSETS = [UTC, timezone(timedelta(hours=2)), timezone(timedelta(hours=-5))]
 _PRODUCTS = ["Linen shirt", "Wool scarf", "Ceramic mug", "Desk lamp", "Notebook, A5", "Tea set"]
 
-# What happens to an order, with its weight. Findings use the category ids of DESIGN §6;
-# the `ok_*` cases are legitimate and must not be reported.
+# What happens to an order, with its weight. Findings use the category ids of
+# docs/design.md §7.5; the `ok_*` cases are legitimate and must not be reported.
 _CASES: list[tuple[str, int]] = [
     ("ok_single", 700),
     ("ok_split", 30),

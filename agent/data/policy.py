@@ -80,7 +80,7 @@ _CONFLICTS = {
 def normalise_status_word(word: str) -> str:
     """A status word as the engine compares it: trimmed, lower-case, spaces as underscores.
 
-    Status columns are read with `replace(lower(x), ' ', '_')` (agent/data/normalize.py), so a
+    Status columns are read with `replace(lower(x), ' ', '_')` (agent/data/normalize/columns.py), so a
     policy word written `Requires Payment Method` must become `requires_payment_method` to match.
     """
     return word.strip().lower().replace(" ", "_")

@@ -5,7 +5,7 @@ explicit timeouts and retries (botocore's standard mode: exponential backoff wit
 throttling, timeouts and 5xx); Strands' own retry loop is turned off in the agent factory so
 retries are not stacked. Transport failures leave this module as `ModelError`s in words; a
 missing credential or model access is found by `check_access` at start-up, not on the first
-upload. This module alone in `agent` may import boto3 and botocore (DESIGN §2).
+upload. This module alone in `agent` may import boto3 and botocore (docs/design.md §2).
 """
 
 from __future__ import annotations

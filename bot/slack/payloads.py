@@ -1,10 +1,10 @@
 """What the bot puts into buttons, selects and modals, and reads back: opaque references only.
 
-A button carries the pause id and the authorization identity it was issued for (DESIGN §3),
-nothing the guard would trust beyond comparing them with the saved pause. A clarification's
-answer select carries the same in its block id. A modal carries the same, plus where to
-answer. The parsers here turn Slack's payloads into typed values for the handlers; anything
-not issued by reconbot raises MalformedRequestError.
+A button carries the pause id and the authorization identity it was issued for
+(docs/design.md §3), nothing the guard would trust beyond comparing them with the saved pause.
+A clarification's answer select carries the same in its block id. A modal carries the same,
+plus where to answer. The parsers here turn Slack's payloads into typed values for the
+handlers; anything not issued by reconbot raises MalformedRequestError.
 """
 
 from __future__ import annotations

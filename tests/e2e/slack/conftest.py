@@ -2,7 +2,7 @@
 
 `bot` runs the real Bolt app in this process on a threaded WSGI server on 127.0.0.1;
 `BotProcess` runs `reconbot serve` as a separate process (for restarts). Both are configured
-only through the environment variables of DESIGN §8, as in production.
+only through the environment variables of docs/design.md §9, as in production.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The policy version is bound into what an approval covers (DESIGN §3, §11 "Policy is a file").
+"""The policy version is bound into what an approval covers (docs/design.md §3, §7.7).
 
 Two services share one database and one blob store, as two processes (or one process before and
 after a restart with another `RECONBOT_POLICY`) do: a request made under one policy must not be

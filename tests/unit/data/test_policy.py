@@ -86,7 +86,7 @@ def test_the_defaults_are_todays_rules_with_a_content_derived_version() -> None:
     assert policy.canonical_json() == expected
     assert b" " not in policy.canonical_json()
     assert policy.version == "sha256:" + hashlib.sha256(expected).hexdigest()
-    # The same canonical form as every other digest of DESIGN §3.
+    # The same canonical form as every other digest of docs/design.md §3.
     assert policy.version == digest(content)
 
 

@@ -1,0 +1,153 @@
+"""What is read of each file: the canonical columns, parsed, and the keys that join the files.
+
+`select_list` reads every mapped field of the schema from the positional columns of the file
+(`c0`, `c1`, ...); `derived_columns` adds, per row, the currency code and the join keys.
+"""
+
+from __future__ import annotations
+
+from agent.data.formats import (
+    SQL_DECIMAL,
+    NumberFormat,
+    TimestampFormat,
+    sql_amount,
+    sql_timestamp,
+    sql_trim,
+)
+from agent.data.ingest import CsvLayout
+from agent.data.normalize.expressions import REFERENCE_SEPARATORS, key_sql, sql_text
+from agent.data.schema import SCHEMA, DatasetMapping, Role
+from agent.errors import UnknownColumnError
+
+
+def select_list(role: Role, layout: CsvLayout, mapping: DatasetMapping, *, keep_raw: bool) -> str:
+    """The SELECT list that reads `role`'s schema fields from the file's positional columns.
+
+    Each mapped field is parsed as its kind says (amounts, timestamps, currency codes, status
+    words); an unmapped one is NULL of its type. With `keep_raw`, the text of every parsed
+    field is kept beside it (`<field>_raw`) for validation; without, text fields are left out.
+    Raises UnknownColumnError for a mapped column the file lacks.
+    """
+    columns = {name: f"c{i}" for i, name in enumerate(layout.columns)}
+    parts: list[str] = []
+    for spec in SCHEMA[role]:
+        source = mapping.columns.get(spec.name)
+        if spec.kind == "text" and not keep_raw:
+            continue
+        if source is None:
+            kind = {"amount": SQL_DECIMAL, "timestamp": "TIMESTAMPTZ"}.get(spec.kind, "VARCHAR")
+            parts.append(f"NULL::{kind} AS {spec.name}")
+            if spec.kind == "amount":
+                parts.append(f"false AS {spec.name}_filled")
+            continue
+        if source not in columns:
+            raise UnknownColumnError(
+                f'{layout.file_name} has no column "{source}" (mapped to {spec.name}); '
+                f"its columns are: {', '.join(layout.columns)}"
+            )
+        column = columns[source]
+        # Each kind trims where it matters: a parse expression reads the raw cell itself.
+        text = f"NULLIF({sql_trim(column)}, '')"
+        if spec.kind == "amount":
+            reading = mapping.options.amounts.get(spec.name)
+            fmt = NumberFormat(reading.decimal, reading.thousands) if reading else NumberFormat()
+            if keep_raw:
+                parts.append(f"{text} AS {spec.name}_raw")
+            parts.append(f"{text} IS NOT NULL AS {spec.name}_filled")
+            parts.append(f"{sql_amount(column, fmt)} AS {spec.name}")
+        elif spec.kind == "timestamp":
+            stamp = mapping.options.timestamps.get(spec.name)
+            if stamp is not None and stamp.time_column is not None:
+                # The date in one column, the time of day in another: read them joined.
+                time = _column_of(layout, columns, stamp.time_column, "time_column")
+                column = f"concat_ws(' ', {text}, NULLIF({sql_trim(time)}, ''))"
+                text = f"NULLIF({column}, '')"
+            if keep_raw:
+                parts.append(f"{text} AS {spec.name}_raw")
+            if stamp is None:
+                parts.append(f"NULL::TIMESTAMPTZ AS {spec.name}")
+            elif stamp.zone_column is not None:
+                # Each row's zone is in another column: read the local time here, and let
+                # `apply_zones` turn it into a point in time once the zones are known.
+                zone = _column_of(layout, columns, stamp.zone_column, "timezone_column")
+                local = sql_timestamp(column, TimestampFormat(stamp.pattern, "UTC"))
+                parts.append(f"{local} AS {spec.name}_local")
+                parts.append(f"NULLIF({sql_trim(zone)}, '') AS {spec.name}_zone")
+                parts.append(f"NULL::TIMESTAMPTZ AS {spec.name}")
+            else:
+                stamp_format = TimestampFormat(stamp.pattern, stamp.timezone)
+                parts.append(f"{sql_timestamp(column, stamp_format)} AS {spec.name}")
+        elif spec.kind == "currency":
+            parts.append(f"upper({text}) AS {spec.name}")
+        elif spec.kind == "status":
+            parts.append(f"replace(lower({text}), ' ', '_') AS {spec.name}")
+        else:
+            parts.append(f"{text} AS {spec.name}")
+    if role is Role.PAYMENTS:
+        parts.append(f"{_row_kind_sql(layout, mapping, columns)} AS row_kind")
+    return ", ".join(parts)
+
+
+def _column_of(layout: CsvLayout, columns: dict[str, str], name: str, option: str) -> str:
+    """The positional name (`c3`) of a column a reading option names; raises if there is none."""
+    if name not in columns:
+        raise UnknownColumnError(
+            f'{layout.file_name} has no column "{name}" ({option}); '
+            f"its columns are: {', '.join(layout.columns)}"
+        )
+    return columns[name]
+
+
+def kinds_column(mapping: DatasetMapping) -> str | None:
+    """The column whose values say each payment row's kind, when the mapping reads row kinds."""
+    kinds = mapping.options.kinds
+    if kinds is None:
+        return None
+    return kinds.column or mapping.columns.get("payment_status")
+
+
+def _row_kind_sql(layout: CsvLayout, mapping: DatasetMapping, columns: dict[str, str]) -> str:
+    """The row-kind value of a payment row, read as status words are (`kind_word`)."""
+    source = kinds_column(mapping)
+    if source is None:
+        if mapping.options.kinds is not None:
+            raise UnknownColumnError(
+                f"{layout.file_name}: row kinds are set but no column says them; map "
+                "payment_status or set kinds_column"
+            )
+        return "NULL::VARCHAR"
+    if source not in columns:
+        raise UnknownColumnError(
+            f'{layout.file_name} has no column "{source}" (kinds_column); '
+            f"its columns are: {', '.join(layout.columns)}"
+        )
+    column = columns[source]
+    return f"replace(lower(NULLIF({sql_trim(column)}, '')), ' ', '_')"
+
+
+def derived_columns(role: Role, mapping: DatasetMapping) -> str:
+    """Columns computed while reading: the currency code and the keys that join the files.
+
+    Only per-row expressions: anything that DuckDB plans as a join (a long IN list, a lookup
+    table) would give up file order, and with it the row numbers of the evidence.
+    """
+    default = mapping.options.default_currency
+    default_sql = "NULL" if default is None else "'" + default.upper().replace("'", "''") + "'"
+    code = "currency" if default is None else f"coalesce(currency, {default_sql})"
+    columns = [f"{code} AS currency_code"]
+    reading = mapping.options.ids
+    pattern = sql_text(reading.pattern) if reading is not None and reading.pattern else None
+    if role is Role.ORDERS:
+        source = "order_id" if pattern is None else f"regexp_extract(order_id, {pattern}, 1)"
+        columns.append(f"{key_sql(source, reading)} AS order_key")
+    elif pattern is not None:
+        # A pattern was approved: its matches are the ids (a person opted in to the cost).
+        columns.append(f"len(regexp_extract_all(order_id, {pattern}, 1)) > 1 AS several_refs")
+        first = f"regexp_extract(order_id, {pattern}, 1)"
+        columns.append(f"{key_sql(first, reading)} AS ref_key")
+    else:
+        # A reference naming several orders is split into its tokens later, by the engine,
+        # for those rows only: list functions on every row would double the read time.
+        columns.append(f"regexp_matches(order_id, '{REFERENCE_SEPARATORS}') AS several_refs")
+        columns.append(f"{key_sql('order_id', reading)} AS ref_key")
+    return ", ".join(columns)

@@ -1,0 +1,86 @@
+"""SQL expressions that read ids, references and amounts, shared by loading and the engine.
+
+Each builder returns DuckDB expression text for a column or an expression given by the caller;
+the values it writes in (an approved id pattern, prefix or suffix, a list of words) are quoted
+by `sql_text`.
+"""
+
+from __future__ import annotations
+
+from agent.data.formats import sql_trim
+from agent.data.schema import IdReading
+
+
+def sql_text(value: str) -> str:
+    """`value` as a DuckDB string literal, its quotes doubled."""
+    return "'" + value.replace("'", "''") + "'"
+
+
+def sql_words(words: tuple[str, ...] | list[str]) -> str:
+    """A DuckDB list literal of words for `x IN ...`; `(NULL)` when empty (nothing is in it)."""
+    if not words:
+        return "(NULL)"
+    return "(" + ", ".join(sql_text(w) for w in words) + ")"
+
+
+def key_sql(value: str, reading: IdReading | None = None) -> str:
+    """A DuckDB expression: an id as compared across files, as `profile.normalize_key` does.
+
+    Surrounding spaces and one leading `#` go; nothing else (case and inner characters are part
+    of the id, so `AB-7` and `ab-7`, or `#10#07` and `1007`, stay two ids) unless the approved
+    `reading` says more: a prefix or suffix removed, leading zeros removed. (Its pattern is
+    applied by the callers, before this.) Empty becomes NULL.
+    """
+    trimmed = sql_trim(value)
+    key = (
+        f"CASE WHEN starts_with({trimmed}, '#') THEN ltrim(substr({trimmed}, 2)) ELSE {trimmed} END"
+    )
+    if reading is not None and reading.prefix:
+        prefix = sql_text(reading.prefix)
+        key = (
+            f"(CASE WHEN starts_with({key}, {prefix}) "
+            f"THEN substr({key}, {len(reading.prefix) + 1}) ELSE {key} END)"
+        )
+    if reading is not None and reading.suffix:
+        suffix = sql_text(reading.suffix)
+        key = (
+            f"(CASE WHEN ends_with({key}, {suffix}) "
+            f"THEN left({key}, length({key}) - {len(reading.suffix)}) ELSE {key} END)"
+        )
+    if reading is not None and reading.strip_zeros:
+        stripped = f"ltrim({key}, '0')"
+        key = f"(CASE WHEN {stripped} = '' AND {key} <> '' THEN '0' ELSE {stripped} END)"
+    return f"NULLIF({key}, '')"
+
+
+REFERENCE_SEPARATORS = "[\\s,;|/&+]"
+
+
+def reference_tokens_sql(value: str, reading: IdReading | None = None) -> str:
+    """A DuckDB expression: the distinct order ids a reference names, as `reference_tokens`.
+
+    With a pattern in `reading`, every match's capture is one id; otherwise the reference is
+    split at separators and the parts with a digit are ids.
+    """
+    if reading is not None and reading.pattern:
+        found = f"regexp_extract_all(coalesce({value}, ''), {sql_text(reading.pattern)}, 1)"
+        return (
+            f"list_distinct(list_filter(list_transform({found}, lambda t: {key_sql('t', reading)}),"
+            " lambda t: t IS NOT NULL))"
+        )
+    split = f"string_split_regex(coalesce({value}, ''), '{REFERENCE_SEPARATORS}+')"
+    return (
+        f"list_distinct(list_filter(list_transform({split}, lambda t: {key_sql('t', reading)}), "
+        "lambda t: t IS NOT NULL AND regexp_matches(t, '[0-9]')))"
+    )
+
+
+def minor_sql(amount: str, unit: str, exponent: str) -> str:
+    """A DuckDB expression: `amount` (a parsed decimal) in integer minor units."""
+    if unit == "minor":
+        return f"CAST(round({amount}) AS BIGINT)"
+    # One branch per exponent: a constant factor keeps DuckDB's decimal arithmetic in 64 bits.
+    branches = " ".join(
+        f"WHEN {e} THEN CAST(round({amount} * {10**e}) AS BIGINT)" for e in (2, 0, 3, 4)
+    )
+    return f"(CASE {exponent} {branches} END)"

@@ -1,0 +1,50 @@
+"""The validation report: per-field checks of both files and what blocks reconciling."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class FieldCheck:
+    """How one mapped field's values read across the whole file."""
+
+    file: str
+    field: str
+    column: str
+    filled: int
+    unreadable: int
+    example_rows: list[int]
+    problem: str = ""
+
+    @property
+    def unreadable_share(self) -> float:
+        """Unreadable values over filled values."""
+        return self.unreadable / self.filled if self.filled else 0.0
+
+
+@dataclass
+class ValidationReport:
+    """Whether a mapping reads both files: per-field checks and the blocking problems."""
+
+    rows: dict[str, int] = field(default_factory=dict)
+    checks: list[FieldCheck] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    facts: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when nothing blocks reconciling under this mapping."""
+        return not self.errors
+
+
+def merge(first: ValidationReport, second: ValidationReport) -> ValidationReport:
+    """One report for both files."""
+    return ValidationReport(
+        rows={**first.rows, **second.rows},
+        checks=[*first.checks, *second.checks],
+        errors=[*first.errors, *second.errors],
+        warnings=[*first.warnings, *second.warnings],
+        facts=[*first.facts, *second.facts],
+    )

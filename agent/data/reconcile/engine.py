@@ -1,0 +1,99 @@
+"""The engine: builds the `findings` table from the loaded `orders_rows` and `payments_rows`.
+
+The SQL is in `sql/` (setup, row kinds, matching, findings, in that order). What it depends on
+reaches it in two ways:
+
+- values, as bound parameters (`engine_parameters`): the policy's tolerance, windows and
+  status words, the approved row kinds of the payments file, the currency table and the order
+  of the categories;
+- how the approved mapping reads amounts and references, as SQL macros (`define_readings`),
+  the one place where SQL is composed: the expressions come from `agent.data.normalize`, the
+  same builders that load the files, so ids and amounts are read here exactly as there.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import duckdb
+
+from agent.data.currency import CURRENCY_EXPONENTS
+from agent.data.normalize import minor_sql, reference_tokens_sql
+from agent.data.policy import Policy
+from agent.data.reconcile.runner import run_sql
+from agent.data.reconcile.values import FINDING_CATEGORIES
+from agent.data.schema import Mapping
+
+ENGINE_SCRIPTS = ("setup", "row_kinds", "matching", "findings")
+
+# The policy's voided order words as the row ledger reads them (`setup.sql` makes the table).
+VOIDED_STATUSES = "(SELECT status FROM voided_order_statuses)"
+
+
+def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy) -> None:
+    """Build the `findings` table from the loaded `orders_rows` and `payments_rows` tables.
+
+    Each unit gets at most one category, the first that applies in `FINDING_CATEGORIES`, with
+    the policy's values bound as parameters (never written into the SQL).
+    """
+    define_readings(con, mapping)
+    params = engine_parameters(mapping, policy)
+    for script in ENGINE_SCRIPTS:
+        run_sql(con, script, params)
+
+
+def engine_parameters(mapping: Mapping, policy: Policy) -> dict[str, Any]:
+    """The values the engine's SQL binds, by parameter name.
+
+    The policy's rules under their own names; the payments file's approved row kinds (when
+    the mapping reads none, `kinds_on` is false and the lists are empty); the ISO 4217 currency
+    exponents; the categories in the order they apply.
+    """
+    kinds = mapping.payments.options.kinds
+    ignore = list(kinds.ignore) if kinds else []
+    refund = list(kinds.refund) if kinds else []
+    known = [*kinds.capture, *kinds.refund, *kinds.ignore] if kinds else []
+    currencies = sorted(CURRENCY_EXPONENTS.items())
+    return {
+        "amount_tolerance_minor": int(policy.amount_tolerance_minor),
+        "window_hours_before": int(policy.window_hours_before),
+        "window_days_after": int(policy.window_days_after),
+        "failed_payment_statuses": list(policy.failed_payment_statuses),
+        "refunded_payment_statuses": list(policy.refunded_payment_statuses),
+        "voided_order_statuses": list(policy.voided_order_statuses),
+        "refunded_order_statuses": list(policy.refunded_order_statuses),
+        "paid_order_statuses": list(policy.paid_order_statuses),
+        "kinds_on": kinds is not None,
+        "kinds_ignore": ignore,
+        "kinds_refund": refund,
+        "kinds_known": known,
+        "currency_codes": [code for code, _ in currencies],
+        "currency_exponents": [exponent for _, exponent in currencies],
+        "category_order": list(FINDING_CATEGORIES),
+    }
+
+
+def define_readings(con: duckdb.DuckDBPyConnection, mapping: Mapping) -> None:
+    """Define the macros that read amounts and references as `mapping` approved them.
+
+    `order_amount_minor`, `captured_amount_minor` and `refunded_amount_minor` turn a parsed
+    amount into integer minor units of its currency (the approved unit of each amount column:
+    major by default, refunds as captures); `reference_tokens` gives the order ids that a
+    payment's reference names, under the approved id reading. DuckDB expands a macro where it
+    is called, so the engine runs the same plan as with the expressions written out.
+    """
+    units = {
+        name: reading.unit
+        for options in (mapping.orders.options, mapping.payments.options)
+        for name, reading in options.amounts.items()
+    }
+    units.setdefault("order_amount", "major")
+    units.setdefault("captured_amount", "major")
+    units.setdefault("refunded_amount", units["captured_amount"])
+    for name in ("order_amount", "captured_amount", "refunded_amount"):
+        con.execute(
+            f"CREATE OR REPLACE MACRO {name}_minor(amount, exponent) AS "
+            + minor_sql("amount", units[name], "exponent")
+        )
+    tokens = reference_tokens_sql("reference", mapping.payments.options.ids)
+    con.execute(f"CREATE OR REPLACE MACRO reference_tokens(reference) AS {tokens}")

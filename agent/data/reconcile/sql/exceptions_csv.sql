@@ -1,0 +1,48 @@
+-- The exceptions CSV at $path: every finding, then every ignored row with its reason (category
+-- `ignored`), so the file accounts for every row that did not match. Cells that come from the
+-- uploaded files are neutralised so that a spreadsheet never runs them as formulas (a leading
+-- `= + - @`, tab or carriage return gets a `'`). Then the number of lines written.
+COPY (
+    SELECT category, reason,
+           CASE WHEN regexp_matches(array_to_string(order_ids, '; '), '^[=+\-@\t\r]')
+                THEN chr(39) || array_to_string(order_ids, '; ')
+                ELSE array_to_string(order_ids, '; ') END AS order_ids,
+           array_to_string(order_rows, ' ') AS orders_rows,
+           CASE WHEN regexp_matches(array_to_string(payment_ids, '; '), '^[=+\-@\t\r]')
+                THEN chr(39) || array_to_string(payment_ids, '; ')
+                ELSE array_to_string(payment_ids, '; ') END AS payment_ids,
+           array_to_string(payment_rows, ' ') AS payments_rows,
+           CASE WHEN regexp_matches(coalesce(currency, ''), '^[=+\-@\t\r]')
+                THEN chr(39) || coalesce(currency, '')
+                ELSE coalesce(currency, '') END AS currency,
+           expected, actual, difference
+    FROM (
+        SELECT category_rank AS rank, sort_row, category, reason, order_ids, order_rows,
+               payment_ids, payment_rows, currency,
+               fmt_minor(expected, exponent) AS expected,
+               fmt_minor(actual, exponent) AS actual,
+               fmt_minor(actual - expected, exponent) AS difference
+        FROM findings
+        UNION ALL
+        SELECT 1000, l.r + 1, 'ignored',
+               CASE WHEN l.reason = 'row_kind' THEN l.reason || ':' || coalesce(k.value, '')
+                    ELSE l.reason END,
+               CASE WHEN l.role = 'orders'
+                    THEN list_filter([o.order_id], lambda x: x IS NOT NULL) ELSE [] END,
+               CASE WHEN l.role = 'orders' THEN [l.r + 1] ELSE [] END,
+               CASE WHEN l.role = 'payments'
+                    THEN list_filter([p.payment_id], lambda x: x IS NOT NULL) ELSE [] END,
+               CASE WHEN l.role = 'payments' THEN [l.r + 1] ELSE [] END,
+               CASE WHEN l.role = 'orders' THEN o.currency_code ELSE p.currency_code END,
+               NULL, NULL, NULL
+        FROM ledger_rows l
+        LEFT JOIN orders_rows o ON l.role = 'orders' AND o.rowid = l.r
+        LEFT JOIN payments_rows p ON l.role = 'payments' AND p.rowid = l.r
+        LEFT JOIN payment_row_kinds k ON l.role = 'payments' AND k.r = l.r
+        WHERE l.bucket = 'ignored'
+    )
+    ORDER BY rank, sort_row
+) TO $path (HEADER, DELIMITER ',');
+
+SELECT (SELECT count(*) FROM findings)
+       + (SELECT count(*) FROM ledger_rows WHERE bucket = 'ignored');
