@@ -80,8 +80,8 @@ _CONFLICTS = {
 def normalise_status_word(word: str) -> str:
     """A status word as the engine compares it: trimmed, lower-case, spaces as underscores.
 
-    Status columns are read with `replace(lower(x), ' ', '_')` (agent/data/normalize/columns.py), so a
-    policy word written `Requires Payment Method` must become `requires_payment_method` to match.
+    Status columns are read with `replace(lower(x), ' ', '_')` (agent/data/normalize/columns.py),
+    so a policy word written `Requires Payment Method` must become `requires_payment_method`.
     """
     return word.strip().lower().replace(" ", "_")
 
