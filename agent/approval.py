@@ -12,8 +12,11 @@ fails decides:
    `pending`;
 3. it has not expired (`EXPIRED`);
 4. the submitted authorization identity is the saved one (`IDENTITY_MISMATCH`);
-5. the person may decide it (`NOT_AUTHORIZED`);
-6. approve and re-run only: the policy in force is the one it was made under
+5. a click comes from the request's own workspace, channel and thread (`ORIGIN_MISMATCH`): a
+   button value copied into another message, or a payload naming another channel, runs nothing;
+6. the person may decide it (`NOT_AUTHORIZED`): with self-approval off, nobody whose action
+   produced the request (an uploader of any of its revisions, an editor of its reading);
+7. approve and re-run only: the policy in force is the one it was made under
    (`POLICY_CHANGED`), the inputs are still the current revision's (`STALE_INPUT`), it carries a
    complete mapping (`NOT_APPROVABLE`) whose digest matches (`MAPPING_MISMATCH`).
 
@@ -23,6 +26,7 @@ approval it repeats passed every other check when it was given.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -53,12 +57,26 @@ class Action(StrEnum):
 
 
 @dataclass(frozen=True)
+class Origin:
+    """Where a click came from in Slack: its workspace, channel and thread."""
+
+    team: str | None
+    channel: str
+    thread_ts: str | None
+
+
+@dataclass(frozen=True)
 class Facts:
-    """What holds when the decision is made, to compare with what the pause was issued for."""
+    """What holds when the decision is made, to compare with what the pause was issued for.
+
+    `origin` is None for a decision taken in a terminal (`reconbot decide`): whoever can run
+    the bot's commands holds its database already; the approver rules still apply.
+    """
 
     now: datetime
     policy_version: str
     input_identity: str | None = None
+    origin: Origin | None = None
 
 
 _STATUS_REFUSALS = {
@@ -102,9 +120,17 @@ def refusal_for_status(state: PauseState) -> ApprovalRefusedError | None:
     return ApprovalRefusedError(reason, words[reason], state=state)
 
 
-def may_approve(policy: ApproverPolicy, approver: Approver, requested_by: str) -> bool:
-    """Whether `approver` may decide a request made by `requested_by` under `policy`."""
-    if not policy.self_approval and approver.user == requested_by:
+def requesters_of(request: ApprovalRequest) -> tuple[str, ...]:
+    """Everyone whose action produced `request` (older snapshots name only the requester)."""
+    return request.requesters or (request.requested_by,)
+
+
+def may_approve(
+    policy: ApproverPolicy, approver: Approver, requesters: str | Iterable[str]
+) -> bool:
+    """Whether `approver` may decide a request produced by `requesters` under `policy`."""
+    makers = {requesters} if isinstance(requesters, str) else set(requesters)
+    if not policy.self_approval and approver.user in makers:
         return False
     if not policy.approvers:
         return True
@@ -112,11 +138,13 @@ def may_approve(policy: ApproverPolicy, approver: Approver, requested_by: str) -
     return approver.user in allowed or bool(allowed.intersection(approver.groups))
 
 
-def who_may_approve(policy: ApproverPolicy, requested_by: str) -> str:
+def who_may_approve(policy: ApproverPolicy, requesters: str | Iterable[str]) -> str:
     """The approver policy in words, for a refusal."""
+    makers = [requesters] if isinstance(requesters, str) else list(requesters)
     who = ", ".join(policy.approvers) if policy.approvers else "anyone in the channel"
     if not policy.self_approval:
-        return f"{who}, except the requester ({requested_by})"
+        noun = "the requester" if len(makers) == 1 else "the requesters"
+        return f"{who}, except {noun} ({', '.join(makers)})"
     return who
 
 
@@ -154,14 +182,15 @@ def check(
             else "This decision was issued for something else than the saved request.",
             state=state,
         )
-    if decider is not None and not may_approve(
-        request.approver_policy, decider, request.requested_by
-    ):
+    if facts.origin is not None:
+        _check_origin(state, facts.origin)
+    makers = requesters_of(request)
+    if decider is not None and not may_approve(request.approver_policy, decider, makers):
         verb = "approve" if action is Action.APPROVE else "decide"
         raise ApprovalRefusedError(
             RefusalReason.NOT_AUTHORIZED,
             f"{decider.user} may not {verb} this request. Who may: "
-            f"{who_may_approve(request.approver_policy, request.requested_by)}.",
+            f"{who_may_approve(request.approver_policy, makers)}.",
             state=state,
         )
     if action in (Action.APPROVE, Action.RESUME):
@@ -182,6 +211,21 @@ def _check_status(action: Action, state: PauseState) -> None:
         raise refusal_for_status(state) or ApprovalRefusedError(
             RefusalReason.ALREADY_CLAIMED, "This request is no longer pending.", state=state
         )
+
+
+def _check_origin(state: PauseState, origin: Origin) -> None:
+    """A click counts only in the request's own workspace, channel and thread."""
+    request = state.request
+    if (
+        request.channel != origin.channel
+        or (request.thread_ts is not None and origin.thread_ts != request.thread_ts)
+        or (request.team is not None and origin.team != request.team)
+    ):
+        raise ApprovalRefusedError(
+            RefusalReason.ORIGIN_MISMATCH,
+            "This button belongs to a request in another conversation; nothing was run. "
+            "Decide on the request in its own thread.",
+        )  # without the pause: a click from elsewhere learns nothing about it
 
 
 def _check_policy(state: PauseState, current_policy_version: str) -> None:

@@ -56,6 +56,7 @@ class RefusalReason(StrEnum):
     but not approved. `POLICY_CHANGED`: the request was made under another policy version than
     the one now in force; a new request is needed. `NOT_ISSUED`: a button or form that reconbot
     did not issue for a saved request (malformed or forged), refused before any lookup.
+    `ORIGIN_MISMATCH`: a click from another workspace, channel or thread than the request's.
     """
 
     UNKNOWN_PAUSE = "UNKNOWN_PAUSE"
@@ -71,6 +72,7 @@ class RefusalReason(StrEnum):
     NOT_APPROVABLE = "NOT_APPROVABLE"
     POLICY_CHANGED = "POLICY_CHANGED"
     NOT_ISSUED = "NOT_ISSUED"
+    ORIGIN_MISMATCH = "ORIGIN_MISMATCH"
 
 
 class DatasetRef(BaseModel):
@@ -95,6 +97,8 @@ class Revision(BaseModel):
     files: dict[Role, DatasetRef]
     input_identity: str | None
     created_at: datetime
+    added_by: str | None = None
+    """Who uploaded the file that made this revision (None: saved before this was kept)."""
 
     @property
     def complete(self) -> bool:
@@ -114,6 +118,8 @@ class Investigation(BaseModel):
     thread_ts: str | None
     revision: int
     created_at: datetime
+    team: str | None = None
+    """The Slack workspace of the channel (None: a terminal investigation)."""
 
 
 class ApproverPolicy(BaseModel):
@@ -179,6 +185,14 @@ class ApprovalRequest(BaseModel):
     approver_policy: ApproverPolicy
     answers: dict[Role, dict[str, str]]
     message: str
+    team: str | None = None
+    requesters: tuple[str, ...] = ()
+    """Everyone whose action produced this request: each revision's uploader and each editor
+    of the reading it shows. With self-approval off, none of them may approve it."""
+    edits: tuple[tuple[str, str], ...] = ()
+    """The edits of the reading this request shows, in order: (who, what they changed)."""
+    provenance: tuple[str, ...] = ()
+    """Who made each revision and edit, in words, shown with the request."""
 
     @property
     def approvable(self) -> bool:

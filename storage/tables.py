@@ -18,6 +18,7 @@ investigations = sa.Table(
     sa.Column("requested_by", sa.String(200), nullable=False),
     sa.Column("channel", sa.String(64)),
     sa.Column("thread_ts", sa.String(64)),
+    sa.Column("team", sa.String(64)),
     sa.Column("revision", sa.Integer, nullable=False),
     sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
     sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
@@ -32,6 +33,7 @@ revisions = sa.Table(
     sa.Column("number", sa.Integer, primary_key=True),
     sa.Column("input_identity", sa.String(80)),
     sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("added_by", sa.String(200)),
 )
 
 datasets = sa.Table(

@@ -15,7 +15,7 @@ from typing import Any
 
 from agent.data.mapping import Proposal
 from agent.data.normalize import ValidationReport
-from agent.data.schema import Mapping, Role
+from agent.data.schema import Role
 from agent.dependencies import Dependencies, Progress
 from agent.domain import (
     ApprovalRequest,
@@ -107,12 +107,14 @@ class AgentTurns:
         answers: dict[Role, dict[str, str]],
         phase: str = "investigate",
         progress: Progress | None = None,
+        edits: tuple[tuple[str, str], ...] = (),
     ) -> ApprovalRequest:
-        """A turn that inspects and validates `revision` and ends on a request."""
+        """A turn that inspects and validates `revision` and ends on a request (`edits`: the
+        edits of the reading it validates, who made them and what they changed)."""
         context = self.context(investigation.id, revision, phase, progress)
         context.answers = answers
         self.invoke(context, prompt)
-        return self.record_pause(investigation, revision, context, answers)
+        return self.record_pause(investigation, revision, context, answers, edits)
 
     def record_pause(
         self,
@@ -120,11 +122,13 @@ class AgentTurns:
         revision: Revision,
         context: InvestigationContext,
         answers: dict[Role, dict[str, str]],
+        edits: tuple[tuple[str, str], ...] = (),
     ) -> ApprovalRequest:
         """Save the request the turn ended on as the case's one pending request.
 
         In one unit of work: every other pending request of the case is superseded, the new
-        one is saved, and the case awaits a decision.
+        one is saved, and the case awaits a decision. The request names everyone whose action
+        produced it (each revision's uploader, each editor): four-eyes excludes them all.
         """
         signal = context.pause
         if signal is None:
@@ -141,8 +145,26 @@ class AgentTurns:
         now = self.deps.clock.now()
         pause_id = new_id("PAUSE")
         with self.deps.uow() as uow:
+            fields = field_readings(proposal) if proposal is not None else []
+            clarifications = list(proposal.clarifications) if proposal is not None else []
             if kind is PauseKind.BLOCKED_RECONCILE:
-                mapping, answers = _pending_mapping(uow, investigation.id, revision.number)
+                # Shows the reading it would approve: the one still awaiting a decision.
+                pending = _pending_request(uow, investigation.id, revision.number)
+                mapping, answers = (
+                    (None, {}) if pending is None else (pending.mapping, pending.answers)
+                )
+                if pending is not None:
+                    fields, clarifications, edits = (
+                        pending.fields,
+                        pending.clarifications,
+                        pending.edits,
+                    )
+            revisions = [
+                r
+                for r in uow.investigations.revisions(investigation.id)
+                if r.number <= revision.number
+            ]
+            requesters, provenance = _makers(investigation, revisions, edits)
             digest = mapping_digest(mapping) if mapping is not None else None
             request = ApprovalRequest(
                 pause_id=pause_id,
@@ -153,8 +175,8 @@ class AgentTurns:
                 input_identity=revision.input_identity,
                 mapping=mapping,
                 mapping_digest=digest,
-                fields=field_readings(proposal) if proposal is not None else [],
-                clarifications=list(proposal.clarifications) if proposal is not None else [],
+                fields=fields,
+                clarifications=clarifications,
                 problems=list(signal.problems),
                 warnings=warnings(signal.report, proposal),
                 rows=dict(signal.report.rows) if signal.report else {},
@@ -175,6 +197,10 @@ class AgentTurns:
                 approver_policy=settings.approver_policy,
                 answers=answers,
                 message=signal.message,
+                team=investigation.team,
+                requesters=requesters,
+                edits=edits,
+                provenance=provenance,
             )
             supersede_pending(
                 uow,
@@ -215,10 +241,10 @@ def supersede_pending(
     ]
 
 
-def _pending_mapping(
+def _pending_request(
     uow: UnitOfWork, investigation_id: str, revision: int
-) -> tuple[Mapping | None, dict[Role, dict[str, str]]]:
-    """For a blocked reconcile: the validated mapping still awaiting a decision, if any."""
+) -> ApprovalRequest | None:
+    """For a blocked reconcile: the validated request of `revision` still awaiting a decision."""
     for state in reversed(uow.pauses.of_investigation(investigation_id)):
         request = state.request
         if (
@@ -226,8 +252,27 @@ def _pending_mapping(
             and state.status is PauseStatus.PENDING
             and request.mapping is not None
         ):
-            return request.mapping, request.answers
-    return None, {}
+            return request
+    return None
+
+
+def _makers(
+    investigation: Investigation, revisions: list[Revision], edits: tuple[tuple[str, str], ...]
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Everyone whose action produced a request, and who did what, in words."""
+    requesters: list[str] = []
+    provenance: list[str] = []
+    before: dict[Role, str] = {}
+    for revision in revisions:
+        who = revision.added_by or investigation.requested_by
+        requesters.append(who)
+        new = [ref.name for role, ref in revision.files.items() if before.get(role) != ref.digest]
+        before = {role: ref.digest for role, ref in revision.files.items()}
+        provenance.append(f"revision {revision.number}: {', '.join(new)} uploaded by {who}")
+    for who, changes in edits:
+        requesters.append(who)
+        provenance.append(f"edited by {who}: {changes}")
+    return tuple(dict.fromkeys(requesters)), tuple(provenance)
 
 
 def alternating(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -12,7 +12,7 @@ import logging
 from collections.abc import Callable
 from datetime import datetime
 
-from agent.approval import Action, Facts, check, refusal_for_status
+from agent.approval import Action, Facts, Origin, check, refusal_for_status
 from agent.data.schema import READING_OPTIONS, SCHEMA, Role
 from agent.dependencies import SYSTEM_ACTOR, Dependencies, Progress
 from agent.domain import (
@@ -45,7 +45,9 @@ class Decisions:
         self.turns = turns
         self.resumption = resumption
 
-    def decidable(self, pause_id: str, authorization: str | None = None) -> PauseState:
+    def decidable(
+        self, pause_id: str, authorization: str | None = None, origin: Origin | None = None
+    ) -> PauseState:
         """The pause, if a person may still decide it (before showing a decision form).
 
         Raises ApprovalRefusedError otherwise. Records nothing: the decision itself goes
@@ -57,7 +59,7 @@ class Decisions:
             Action.OPEN,
             state,
             pause_id=pause_id,
-            facts=self._facts(),
+            facts=Facts(self.deps.clock.now(), self.deps.settings.policy.version, origin=origin),
             authorization=authorization,
         )
 
@@ -68,6 +70,7 @@ class Decisions:
         approver: Approver,
         *,
         on_claimed: Callable[[PauseState], None] | None = None,
+        origin: Origin | None = None,
     ) -> Outcome:
         """Approve a pause: guard and claim in one unit of work, then resume, save the outcome
         and consume the pause.
@@ -90,6 +93,7 @@ class Decisions:
                 now,
                 authorization=authorization,
                 input_identity=revision.input_identity if revision else None,
+                origin=origin,
             )
             if refusal is None:
                 assert state is not None
@@ -118,7 +122,15 @@ class Decisions:
                 raise
         return self.resumption.resume(claimed, revision, approver.user)
 
-    def reject(self, pause_id: str, authorization: str, actor: Approver, reason: str) -> PauseState:
+    def reject(
+        self,
+        pause_id: str,
+        authorization: str,
+        actor: Approver,
+        reason: str,
+        *,
+        origin: Origin | None = None,
+    ) -> PauseState:
         """Reject a pending request with a reason; later approvals of it are refused."""
         reason = reason.strip()
         if not reason:
@@ -127,7 +139,14 @@ class Decisions:
         with self.deps.uow() as uow:
             state = uow.pauses.lock(pause_id)
             refusal = self._guard(
-                uow, Action.REJECT, state, pause_id, actor, now, authorization=authorization
+                uow,
+                Action.REJECT,
+                state,
+                pause_id,
+                actor,
+                now,
+                authorization=authorization,
+                origin=origin,
             )
             if refusal is None:
                 assert state is not None
@@ -156,6 +175,8 @@ class Decisions:
         actor: Approver,
         answers: dict[Role, dict[str, str]],
         progress: Progress | None = None,
+        *,
+        origin: Origin | None = None,
     ) -> ApprovalRequest:
         """Change which column feeds some fields (or how a file is read): a new proposal,
         validated, with its own request.
@@ -168,7 +189,14 @@ class Decisions:
         with self.deps.uow() as uow:
             state = uow.pauses.lock(pause_id)
             refusal = self._guard(
-                uow, Action.EDIT, state, pause_id, actor, now, authorization=authorization
+                uow,
+                Action.EDIT,
+                state,
+                pause_id,
+                actor,
+                now,
+                authorization=authorization,
+                origin=origin,
             )
             if refusal is None:
                 assert state is not None
@@ -199,6 +227,7 @@ class Decisions:
             merged,
             phase="revise",
             progress=progress,
+            edits=(*request.edits, (actor.user, changes)),
         )
 
     def expire_due(self) -> list[str]:
@@ -219,9 +248,6 @@ class Decisions:
 
     # -- inside a decision's unit of work -------------------------------------------------------
 
-    def _facts(self, input_identity: str | None = None) -> Facts:
-        return Facts(self.deps.clock.now(), self.deps.settings.policy.version, input_identity)
-
     def _guard(
         self,
         uow: UnitOfWork,
@@ -233,6 +259,7 @@ class Decisions:
         *,
         authorization: str,
         input_identity: str | None = None,
+        origin: Origin | None = None,
     ) -> ApprovalRefusedError | None:
         """The guard's refusal, recorded (and a pause found expired, expired), or None."""
         try:
@@ -240,7 +267,7 @@ class Decisions:
                 action,
                 state,
                 pause_id=pause_id,
-                facts=Facts(now, self.deps.settings.policy.version, input_identity),
+                facts=Facts(now, self.deps.settings.policy.version, input_identity, origin),
                 authorization=authorization,
                 decider=decider,
             )

@@ -60,6 +60,7 @@ class Intake:
         requested_by: str,
         channel: str | None = None,
         thread_ts: str | None = None,
+        team: str | None = None,
         progress: Progress | None = None,
     ) -> Started:
         """Open an investigation on one or two files; with both, investigate and pause.
@@ -76,8 +77,9 @@ class Intake:
             thread_ts=thread_ts,
             revision=1,
             created_at=now,
+            team=team,
         )
-        revision = self._revision(investigation.id, 1, files)
+        revision = self._revision(investigation.id, 1, files, requested_by)
         with self.deps.uow() as uow:
             uow.investigations.add(investigation, revision)
         if not revision.complete:
@@ -111,7 +113,7 @@ class Intake:
             if role in current.files and current.files[role].digest == ref.digest:
                 return FileAdded(investigation, True, role, current.number, [], None)
             files = {**current.files, role: ref}
-            revision = self._revision(investigation_id, current.number + 1, files)
+            revision = self._revision(investigation_id, current.number + 1, files, actor)
             uow.investigations.add_revision(revision, actor=actor)
             superseded = supersede_pending(
                 uow,
@@ -200,7 +202,7 @@ class Intake:
         }
 
     def _revision(
-        self, investigation_id: str, number: int, files: dict[Role, DatasetRef]
+        self, investigation_id: str, number: int, files: dict[Role, DatasetRef], added_by: str
     ) -> Revision:
         identity = None
         if all(role in files for role in Role):
@@ -211,4 +213,5 @@ class Intake:
             files=files,
             input_identity=identity,
             created_at=self.deps.clock.now(),
+            added_by=added_by,
         )

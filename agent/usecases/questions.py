@@ -1,11 +1,14 @@
 """Questions: a person asks about a case; the agent answers from the evidence.
 
-After an outcome the agent reads the files that were reconciled, not newer ones. An answer
-that needs a decision (the agent found the reading must change) ends on a new request.
+After an outcome the agent reads the files that were reconciled, not newer ones. A question
+never creates, supersedes or reopens a request, whoever asks it: "reconcile this now" from
+anyone in the thread is answered in words; requests come only from uploads and edits, which
+name their makers (four-eyes).
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 from agent.dependencies import Dependencies
@@ -14,13 +17,16 @@ from agent.runtime.prompts import question_prompt
 from agent.runtime.turns import AgentTurns
 from agent.usecases.common import investigation_in
 
+logger = logging.getLogger(__name__)
+
 
 @dataclass(frozen=True)
 class Answer:
-    """The agent's answer to a question, and a request if answering needed one."""
+    """The agent's answer to a question. `request` is always None: kept so callers need not
+    change if answers ever carry one again (they must then say who made it)."""
 
     text: str
-    request: ApprovalRequest | None
+    request: ApprovalRequest | None = None
 
 
 class Questions:
@@ -43,7 +49,10 @@ class Questions:
             done = next(r for r in revisions if r.number == outcome.revision)
             context.files = dict(done.files)
         text = self.turns.invoke(context, question_prompt(actor, question))
-        request = None
-        if context.pause is not None and revision.complete:
-            request = self.turns.record_pause(investigation, revision, context, {})
-        return Answer(text, request)
+        if context.pause is not None:
+            logger.info(
+                "investigation=%s actor=%s | a question asked for a decision; none was made",
+                investigation.id,
+                actor,
+            )
+        return Answer(text)

@@ -13,6 +13,7 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from agent.approval import Origin
 from agent.data.schema import READING_OPTIONS, Role
 from agent.errors import MalformedRequestError
 from bot.slack.ids import ANSWER
@@ -50,12 +51,15 @@ class ButtonValue:
 
 @dataclass(frozen=True)
 class ModalMetadata:
-    """The private metadata of a decision modal: the pause, its identity, where to answer."""
+    """The private metadata of a decision modal: the pause, its identity, and where the button
+    that opened it was (workspace, channel, thread, message): the decision's origin."""
 
     pause_id: str
     authorization: str
     channel: str
     message_ts: str
+    thread_ts: str = ""
+    team: str = ""
 
     def encode(self) -> str:
         """The compact JSON text put in the view's private_metadata."""
@@ -64,7 +68,17 @@ class ModalMetadata:
     @classmethod
     def decode(cls, text: str | None) -> ModalMetadata:
         """Read modal metadata back; MalformedRequestError if it is not ours."""
-        return cls(**_fields(text or "", ("pause_id", "authorization", "channel", "message_ts")))
+        fields = _fields(text or "", ("pause_id", "authorization", "channel", "message_ts"))
+        extra = json.loads(text or "{}")
+        where = {k: v for k in ("thread_ts", "team") if isinstance(v := extra.get(k), str)}
+        return cls(**fields, **where)
+
+    @property
+    def origin(self) -> Origin:
+        """Where the modal's button was clicked."""
+        return Origin(
+            team=self.team or None, channel=self.channel, thread_ts=self.thread_ts or None
+        )
 
 
 @dataclass(frozen=True)
@@ -101,6 +115,12 @@ class Click:
     message_ts: str | None
     value: str | None
     trigger_id: str | None = None
+    team: str | None = None
+
+    @property
+    def origin(self) -> Origin:
+        """Where the click happened: the guard honours it only in the request's own thread."""
+        return Origin(team=self.team, channel=self.channel, thread_ts=self.thread_ts)
 
     @classmethod
     def from_body(cls, body: dict[str, Any]) -> Click:
@@ -116,6 +136,7 @@ class Click:
             message_ts=str(message_ts) if message_ts else None,
             value=action.get("value"),
             trigger_id=body.get("trigger_id"),
+            team=(body.get("team") or {}).get("id") or body["user"].get("team_id"),
         )
 
 

@@ -12,6 +12,7 @@ import uuid
 
 from slack_sdk.errors import SlackApiError
 
+from agent.approval import requesters_of
 from agent.domain import ApprovalRequest, Outcome, PauseState, PauseStatus, RefusalReason
 from agent.errors import ApprovalRefusedError, MalformedRequestError
 from agent.usecases.queries import Queries
@@ -79,12 +80,13 @@ class RequestMessages:
         words, who, people = str(error), "", []
         if state is not None:
             request = state.request
-            people = [p for p in (state.decided_by, request.requested_by) if p]
+            makers = requesters_of(request)
+            people = list(dict.fromkeys(p for p in (state.decided_by, *makers) if p))
             if reason is RefusalReason.NOT_AUTHORIZED:
                 policy = request.approver_policy
                 words = blocks.MAY_NOT_DECIDE
                 who = blocks.who_may_approve(
-                    policy.approvers, request.requested_by, policy.self_approval
+                    policy.approvers, ", ".join(makers), policy.self_approval
                 )
         self.poster.ephemeral(
             channel,

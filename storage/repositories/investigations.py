@@ -27,6 +27,7 @@ class SqlInvestigationRepository:
                 requested_by=investigation.requested_by,
                 channel=investigation.channel,
                 thread_ts=investigation.thread_ts,
+                team=investigation.team,
                 revision=revision.number,
                 created_at=investigation.created_at,
                 updated_at=investigation.created_at,
@@ -116,6 +117,7 @@ class SqlInvestigationRepository:
                 files=by_revision.get(row.number, {}),
                 input_identity=row.input_identity,
                 created_at=utc(row.created_at) or now(),
+                added_by=row.added_by,
             )
             for row in rows
         ]
@@ -145,6 +147,7 @@ class SqlInvestigationRepository:
                 number=revision.number,
                 input_identity=revision.input_identity,
                 created_at=revision.created_at,
+                added_by=revision.added_by,
             )
         )
         for ref in revision.files.values():

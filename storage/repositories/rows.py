@@ -37,6 +37,7 @@ def to_investigation(row: sa.Row[Any]) -> Investigation:
         requested_by=row.requested_by,
         channel=row.channel,
         thread_ts=row.thread_ts,
+        team=row.team,
         revision=row.revision,
         created_at=utc(row.created_at) or now(),
     )

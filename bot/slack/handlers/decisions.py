@@ -13,6 +13,7 @@ import logging
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
+from agent.approval import Origin
 from agent.data.schema import Role
 from agent.dependencies import SYSTEM_ACTOR, utc_now
 from agent.domain import ApprovalRequest, PauseState, RefusalReason
@@ -85,6 +86,7 @@ class DecisionHandlers:
                 button.authorization,
                 self.approvers.approver(user),
                 on_claimed=claimed,
+                origin=click.origin,
             )
         except ApprovalRefusedError as error:
             state = error.state if isinstance(error.state, PauseState) else None
@@ -116,7 +118,11 @@ class DecisionHandlers:
         """Reject a request with the reason from the modal."""
         try:
             rejected = self.service.decisions.reject(
-                metadata.pause_id, metadata.authorization, self.approvers.approver(user), reason
+                metadata.pause_id,
+                metadata.authorization,
+                self.approvers.approver(user),
+                reason,
+                origin=metadata.origin,
             )
         except ApprovalRefusedError as error:
             state = error.state if isinstance(error.state, PauseState) else None
@@ -161,7 +167,7 @@ class DecisionHandlers:
             if not position.isdigit() or int(position) >= len(header):
                 raise MalformedRequestError(NOT_ISSUED)
             answers.setdefault(role, {})[name] = header[int(position)]
-        self._revise(metadata.channel, user, state, metadata.authorization, answers)
+        self._revise(metadata.origin, user, state, metadata.authorization, answers)
 
     def answer(self, click: Click, answer: ClarificationAnswer) -> None:
         """A clarification answered with its select: `role.field=column` becomes an edit."""
@@ -169,7 +175,7 @@ class DecisionHandlers:
         if state is None:
             return
         self._revise(
-            click.channel,
+            click.origin,
             click.user,
             state,
             answer.button.authorization,
@@ -178,13 +184,14 @@ class DecisionHandlers:
 
     def _revise(
         self,
-        channel: str,
+        origin: Origin,
         user: str,
         state: PauseState,
         authorization: str,
         answers: dict[Role, dict[str, str]],
     ) -> None:
         request = state.request
+        channel = origin.channel
         with self.work.serialised(request.channel, request.thread_ts):
             progress = ProgressMessage(
                 self.poster, channel, request.thread_ts, [ref.name for ref in request.files]
@@ -196,6 +203,7 @@ class DecisionHandlers:
                     self.approvers.approver(user),
                     answers,
                     progress=progress.tool_done,
+                    origin=origin,
                 )
             except ApprovalRefusedError as error:
                 progress.finish(blocks.edit_not_applied_note())

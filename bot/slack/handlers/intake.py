@@ -71,7 +71,8 @@ class IntakeHandlers:
             progress = ProgressMessage(self.poster, channel, thread_ts, [f.name for f in csvs])
             try:
                 if investigation is None:
-                    self._start(channel, thread_ts, user, csvs, progress)
+                    team = str(event["team"]) if event.get("team") else None
+                    self._start(channel, thread_ts, user, team, csvs, progress)
                 else:
                     for item in csvs:
                         self._add(investigation.id, user, item, progress)
@@ -90,6 +91,7 @@ class IntakeHandlers:
         channel: str,
         thread_ts: str,
         user: str,
+        team: str | None,
         csvs: list[SharedFile],
         progress: ProgressMessage,
     ) -> None:
@@ -104,6 +106,7 @@ class IntakeHandlers:
                 requested_by=user,
                 channel=channel,
                 thread_ts=thread_ts,
+                team=team,
                 progress=progress.tool_done,
             )
         if started.request is None:

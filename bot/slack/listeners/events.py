@@ -27,7 +27,9 @@ def register(app: App, service: UseCases, handlers: Handlers) -> None:
     def on_file_share(event: dict[str, Any], body: dict[str, Any]) -> None:
         if event.get("bot_id"):
             return
-        handlers.work.submit(handlers.intake.files_shared, event, body.get("event_id"))
+        # The workspace travels with the work (an upload resumed after a crash has only this).
+        upload = {**event, "team": event.get("team") or body.get("team_id")}
+        handlers.work.submit(handlers.intake.files_shared, upload, body.get("event_id"))
 
     @app.event("file_shared")
     def on_file_shared() -> None:

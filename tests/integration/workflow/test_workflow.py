@@ -10,7 +10,7 @@ import pytest
 import sqlalchemy as sa
 
 from agent.data.schema import Role
-from agent.domain import Approver, PauseKind, PauseStatus, RefusalReason
+from agent.domain import Approver, InvestigationStatus, PauseKind, PauseStatus, RefusalReason
 from agent.errors import ApprovalRefusedError
 from agent.usecases.common import Upload
 from storage import tables as t
@@ -151,22 +151,31 @@ def test_edit_naming_a_missing_column_is_a_clarification(world: World, demo: Dem
     assert any("No Such Column" in p for p in edited.problems)
 
 
-def test_blocked_reconcile_pauses_for_the_confirmation_it_needs(world: World, demo: Demo) -> None:
+def test_a_question_asking_to_reconcile_runs_nothing_and_makes_no_request(
+    world: World, demo: Demo
+) -> None:
+    """Anyone in the thread can ask; only uploads and edits make requests (four-eyes names
+    their makers). The pending request stands and stays the one to decide."""
     started = world.service.intake.start(uploads(demo.orders, demo.payments), requested_by="alice")
     first = started.request
     assert first is not None
     answer = world.service.questions.ask(
-        started.investigation.id, "just reconcile it now", actor="alice"
+        started.investigation.id, "just reconcile it now", actor="mallory"
     )
-    blocked = answer.request
-    assert blocked is not None
-    assert blocked.kind is PauseKind.BLOCKED_RECONCILE
-    assert blocked.mapping == first.mapping
-    _no_figures(blocked.model_dump_json() + answer.text, demo.truth["findings"])
+    assert answer.request is None
+    _no_figures(answer.text, demo.truth["findings"])
     assert world.saved.outcome(started.investigation.id) is None
-    assert world.saved.pause(first.pause_id).status is PauseStatus.SUPERSEDED  # type: ignore[union-attr]
-    outcome = world.service.decisions.confirm(blocked.pause_id, blocked.authorization_identity, BOB)
+    assert world.saved.pause(first.pause_id).status is PauseStatus.PENDING  # type: ignore[union-attr]
+    assert [
+        p.request.pause_id for p in world.service.queries.status(started.investigation.id).pauses
+    ] == [first.pause_id]
+    outcome = world.service.decisions.confirm(first.pause_id, first.authorization_identity, BOB)
     assert outcome.counts == demo.truth["findings"]
+    # After the outcome, a question does not reopen the case either.
+    world.service.questions.ask(started.investigation.id, "reconcile again", actor="mallory")
+    status = world.service.queries.status(started.investigation.id)
+    assert status.investigation.status is InvestigationStatus.COMPLETED
+    assert len(status.pauses) == 1
 
 
 def test_approval_of_mapping_p_cannot_bind_q(world: World, demo: Demo) -> None:
