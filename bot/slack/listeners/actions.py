@@ -79,7 +79,7 @@ def register(app: App, service: UseCases, handlers: Handlers) -> None:
         if button is None:
             return None
         try:
-            state = service.decisions.decidable(button.pause_id, button.authorization)
+            state = service.decisions.decidable(button.pause_id, button.authorization, click.origin)
         except ApprovalRefusedError as refusal:
             handlers.work.submit(
                 handlers.messages.refuse, click.channel, click.user, click.thread_ts, refusal
@@ -90,6 +90,8 @@ def register(app: App, service: UseCases, handlers: Handlers) -> None:
             authorization=button.authorization,
             channel=click.channel,
             message_ts=click.message_ts or "",
+            thread_ts=click.thread_ts or "",
+            team=click.team or "",
         )
         return metadata, state.request
 
