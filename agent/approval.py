@@ -168,6 +168,10 @@ def check(
     decision always carries one), `decider` who decides (checked when given; recovery has
     none). The order of the checks is the module's docstring.
     """
+    if action in (Action.APPROVE, Action.REJECT, Action.EDIT) and (
+        authorization is None or decider is None
+    ):
+        raise TypeError(f"a person's {action.value} needs its authorization and its decider")
     if state is None:
         raise unknown_pause(pause_id)
     _check_status(action, state)

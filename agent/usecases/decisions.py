@@ -113,13 +113,15 @@ class Decisions:
         if refusal is not None:
             raise refusal
         assert revision is not None
-        if on_claimed is not None:
-            try:
+        self.resumption.hold(pause_id)  # ours from the claim on, however long the wait
+        try:
+            if on_claimed is not None:
                 on_claimed(claimed)
-            except Exception:
-                # Never leave a claim nobody runs: fail it now (Approve again retries).
-                self.resumption.fail(claimed.request.investigation_id, pause_id)
-                raise
+        except Exception:
+            # Never leave a claim nobody runs: fail it now (Approve again retries).
+            self.resumption.fail(claimed.request.investigation_id, pause_id)
+            self.resumption.release(pause_id)
+            raise
         return self.resumption.resume(claimed, revision, approver.user)
 
     def reject(

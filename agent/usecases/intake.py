@@ -114,7 +114,9 @@ class Intake:
                 return FileAdded(investigation, True, role, current.number, [], None)
             files = {**current.files, role: ref}
             revision = self._revision(investigation_id, current.number + 1, files, actor)
-            uow.investigations.add_revision(revision, actor=actor)
+            # Pauses first, then the case: every unit of work that locks both takes them in
+            # this order (a decision locks its pause, then updates the case), so an upload and
+            # a click on the same case queue instead of deadlocking on PostgreSQL.
             superseded = supersede_pending(
                 uow,
                 investigation_id,
@@ -122,6 +124,7 @@ class Intake:
                 at=revision.created_at,
                 reason=f"superseded by revision {revision.number}",
             )
+            uow.investigations.add_revision(revision, actor=actor)
         request = None
         if revision.complete:
             request = self.turns.investigate(

@@ -15,7 +15,7 @@ from typing import Literal
 
 from agent.approval import Action, Facts, check
 from agent.dependencies import SYSTEM_ACTOR, Dependencies
-from agent.domain import Investigation, InvestigationStatus, PauseState, Revision
+from agent.domain import Investigation, InvestigationStatus, PauseState, PauseStatus, Revision
 from agent.errors import ApprovalRefusedError
 from agent.pause import Transition
 from agent.ports import Claim
@@ -53,6 +53,8 @@ class Recovery:
         for pause_id, claim, attempts in claims:
             if not (claim.lease_until <= now or _dead_local_owner(claim.owner)):
                 continue
+            if self.resumption.running(pause_id):
+                continue  # this process is still working on it, past its lease
             taken = self._take_over(pause_id, claim, attempts)
             if taken is None:
                 continue  # another process took it over first
@@ -129,12 +131,18 @@ class Recovery:
                 if investigation.status not in waiting:
                     continue
                 revision = current_revision(uow, investigation.id)
-                if not revision.complete or revision.created_at > cutoff:
+                if not revision.complete:
                     continue
+                # Stalled: no request of the current revision stands (none was made, or an
+                # edit closed the last one and its turn never ended), and nothing happened on
+                # the case for a whole lease.
                 if any(
-                    p.request.revision == revision.number
+                    p.request.revision == revision.number and p.status is not PauseStatus.SUPERSEDED
                     for p in uow.pauses.of_investigation(investigation.id)
                 ):
+                    continue
+                decided = [d.at for d in uow.decisions.of_investigation(investigation.id)]
+                if max([revision.created_at, *decided]) > cutoff:
                     continue
                 if not uow.investigations.set_status(
                     investigation.id,

@@ -9,6 +9,7 @@ marks the pause failed (approve again to retry) and the case failed.
 from __future__ import annotations
 
 import logging
+import threading
 
 from agent.dependencies import SYSTEM_ACTOR, Dependencies
 from agent.domain import InvestigationStatus, Outcome, PauseState, RefusalReason, Revision
@@ -29,10 +30,35 @@ class Resumption:
     def __init__(self, deps: Dependencies, turns: AgentTurns) -> None:
         self.deps = deps
         self.turns = turns
+        self._running: set[str] = set()
+        self._running_guard = threading.Lock()
+
+    def hold(self, pause_id: str) -> None:
+        """Mark a claim of this process as in flight: from its claim until it is settled,
+        recovery in this process leaves it alone, however long it runs past its lease."""
+        with self._running_guard:
+            self._running.add(pause_id)
+
+    def release(self, pause_id: str) -> None:
+        """The claim is settled (consumed, failed, or given up)."""
+        with self._running_guard:
+            self._running.discard(pause_id)
+
+    def running(self, pause_id: str) -> bool:
+        """Whether this process is working on the claim now."""
+        with self._running_guard:
+            return pause_id in self._running
 
     def resume(self, state: PauseState, revision: Revision, actor: str) -> Outcome:
         """Reconcile under the approval of `state` (claimed by this process) and save the
         outcome; raises what the phase raised after marking the pause failed."""
+        self.hold(state.request.pause_id)
+        try:
+            return self._resume(state, revision, actor)
+        finally:
+            self.release(state.request.pause_id)
+
+    def _resume(self, state: PauseState, revision: Revision, actor: str) -> Outcome:
         request = state.request
         assert request.mapping is not None
         assert request.mapping_digest is not None
@@ -94,8 +120,9 @@ class Resumption:
             )
         return outcome
 
-    def fail(self, investigation_id: str, pause_id: str, reason: str = RETRY_REASON) -> None:
-        """Mark a pause this process claimed failed (a retry is offered) and its case failed."""
+    def fail(self, investigation_id: str, pause_id: str, reason: str = RETRY_REASON) -> bool:
+        """Mark a pause this process claimed failed (a retry is offered) and its case failed;
+        False if the claim was no longer this process's."""
         with self.deps.uow() as uow:
             if uow.pauses.apply(
                 pause_id,
@@ -108,3 +135,5 @@ class Resumption:
                 uow.investigations.set_status(
                     investigation_id, InvestigationStatus.FAILED, actor=SYSTEM_ACTOR
                 )
+                return True
+        return False

@@ -15,12 +15,11 @@ from slack_sdk.errors import SlackApiError
 
 from agent.approval import Origin
 from agent.data.schema import Role
-from agent.dependencies import SYSTEM_ACTOR, utc_now
-from agent.domain import ApprovalRequest, PauseState, RefusalReason
-from agent.errors import ApprovalRefusedError, MalformedRequestError, ModelError, ReconbotError
+from agent.dependencies import SYSTEM_ACTOR
+from agent.domain import ApprovalRequest, PauseState, PauseStatus, RefusalReason
+from agent.errors import ApprovalRefusedError, MalformedRequestError, ReconbotError
 from agent.pause import Transition, apply
 from agent.usecases import UseCases
-from agent.usecases.resumption import RETRY_REASON
 from bot.slack import blocks
 from bot.slack.approvers import ApproverDirectory
 from bot.slack.payloads import (
@@ -102,11 +101,13 @@ class DecisionHandlers:
             if not isinstance(error, ReconbotError):
                 logger.exception("pause=%s | resumed phase failed", button.pause_id)
             words = str(error) if isinstance(error, ReconbotError) else blocks.INTERNAL_FAILURE
-            # The use case marked the pause failed before raising: show it so.
-            failed = apply(
-                held[0], Transition.FAIL, actor=SYSTEM_ACTOR, at=utc_now(), reason=RETRY_REASON
-            )
-            self.messages.report_failure(failed, words)
+            # Failure path only: read where the pause stands, and show a failure (with its
+            # retry) only if it failed; a claim still held is finished by recovery.
+            latest = self.service.queries.pause(button.pause_id)
+            if latest is not None and latest.status is PauseStatus.FAILED:
+                self.messages.report_failure(self.messages.with_message(latest, None), words)
+            else:
+                self.messages.internal_error(click.channel, click.thread_ts, "approve")
             return
         finally:
             for lock in locks:
@@ -209,13 +210,14 @@ class DecisionHandlers:
                 progress.finish(blocks.edit_not_applied_note())
                 self.messages.refuse(channel, user, request.thread_ts, error, error.state)
                 return
-            except ModelError as error:
-                # The edit was taken and the edited request closed; only the model's turn
-                # failed: offer to inspect again for a new request.
+            except ReconbotError as error:
+                # The edit was taken and the edited request closed; the turn that validates
+                # the new reading did not end on a request: offer to inspect again.
                 progress.fail(str(error), retry=request.investigation_id)
                 return
-            except ReconbotError as error:
-                progress.fail(str(error))
+            except Exception:
+                progress.fail(blocks.INTERNAL_FAILURE, retry=request.investigation_id)
+                self.messages.internal_error(channel, request.thread_ts, "edit")
                 return
             progress.finish(blocks.edited_note(user))
             self.messages.show(state, blocks.edited_line(user))

@@ -97,7 +97,8 @@ def test_a_changed_file_supersedes_the_pending_request_with_the_new_revision(
     # The new revision and the superseding of the request it replaces: one committed unit.
     (revision_unit,) = [u for u in units if "investigations.add_revision" in u.writes]
     assert revision_unit.committed is True
-    assert revision_unit.writes == ["investigations.add_revision", "pauses.supersede"]
+    # Pauses before the case: the lock order every decision follows (no deadlock).
+    assert revision_unit.writes == ["pauses.supersede", "investigations.add_revision"]
     old = world.pause(request.pause_id).state
     assert old.status is PauseStatus.SUPERSEDED
     assert old.reason == "superseded by revision 2"
