@@ -12,6 +12,7 @@ from agent.usecases import UseCases
 from bot.slack import blocks
 from bot.slack.poster import ThreadPoster
 from bot.slack.request_messages import RequestMessages
+from bot.slack.visibility import visibility_for
 from bot.slack.work import BotWork
 
 
@@ -54,7 +55,6 @@ class QuestionHandlers:
                 self.messages.post(answer.request)
 
     def publish_home(self, user: str) -> None:
-        """The App Home tab with the recent investigations."""
-        self.client.views_publish(
-            user_id=user, view=blocks.home_view(self.service.queries.recent(limit=20))
-        )
+        """The App Home tab with the recent investigations of channels `user` is in."""
+        shown = visibility_for(self.client).newest(self.service.queries, user)
+        self.client.views_publish(user_id=user, view=blocks.home_view(shown))

@@ -1,4 +1,5 @@
-"""The `/recon` slash command: `status INV-…`, `list`, `help`. Answered to the caller alone."""
+"""The `/recon` slash command: `status INV-…`, `list`, `help`. Answered to the caller alone,
+about the investigations of channels the caller is a member of (`bot.slack.visibility`)."""
 
 from __future__ import annotations
 
@@ -9,27 +10,46 @@ from slack_bolt import Ack, App, Respond
 from agent.errors import ReconbotError
 from agent.usecases import UseCases
 from bot.slack import blocks
+from bot.slack.blocks import Rendered
+from bot.slack.visibility import ChannelVisibility, unknown_investigation, visibility_for
 
 
 def register(app: App, service: UseCases) -> None:
     """Register the slash command listener."""
+    visibility = visibility_for(app.client)
 
     @app.command("/recon")
     def on_recon(ack: Ack, command: dict[str, Any], respond: Respond) -> None:
         ack()
         words = str(command.get("text") or "").split()
         verb = words[0].lower() if words else "help"
+        user = str(command.get("user_id") or "")
         rendered = blocks.help_message()
         if verb == "status" and len(words) > 1:
-            try:
-                rendered = blocks.status_message(service.queries.status(words[1].upper()))
-            except ReconbotError as error:
-                rendered = blocks.problem_message(str(error))
+            rendered = _status(service, visibility, user, words[1].upper())
         elif verb == "status":
             rendered = blocks.problem_message("Which investigation? `/recon status INV-…`")
         elif verb == "list":
             channel = str(command.get("channel_id"))
-            rendered = blocks.list_message(
-                service.queries.recent(channel=channel, limit=10), where=f"in <#{channel}>"
-            )
+            listed = []
+            if channel in visibility.channels_of(user):
+                listed = visibility.visible(user, service.queries.recent(channel=channel, limit=10))
+            rendered = blocks.list_message(listed, where=f"in <#{channel}>")
         respond(text=rendered.text, blocks=rendered.blocks, response_type="ephemeral")
+
+
+def _status(
+    service: UseCases, visibility: ChannelVisibility, user: str, investigation_id: str
+) -> Rendered:
+    """The status of an investigation the caller may see; for one they may not, the words for
+    an id that does not exist. Membership is read first, whatever the id, so that both take
+    the same path to Slack."""
+    channels = visibility.channels_of(user)
+    try:
+        report = service.queries.status(investigation_id)
+    except ReconbotError as error:
+        return blocks.problem_message(str(error))
+    channel = report.investigation.channel
+    if not channel or channel not in channels:
+        return blocks.problem_message(str(unknown_investigation(investigation_id)))
+    return blocks.status_message(report)

@@ -134,6 +134,7 @@ class SlackStandIn:
         `file_shared`, as Slack does; `deliveries` > 1 redelivers the same event as Slack's
         retries do (0: none, as when the app was down). Returns the message."""
         workspace = self.workspace
+        channel_type = self._speaking_in(user, channel)
         stored = [
             StoredFile(
                 id=workspace.new_id("F"),
@@ -169,7 +170,7 @@ class SlackStandIn:
             "text": text,
             "ts": message.ts,
             "event_ts": message.ts,
-            "channel_type": "channel",
+            "channel_type": channel_type,
             "files": [f.info(self.base_url) for f in stored],
         }
         if thread_ts:
@@ -192,6 +193,7 @@ class SlackStandIn:
 
     def reply(self, user: str, channel: str, thread_ts: str, text: str) -> Message:
         """Reply in a thread; a reply that mentions the bot is also an `app_mention`."""
+        channel_type = self._speaking_in(user, channel)
         message = Message(
             channel=channel, ts=self.workspace.new_ts(), user=user, text=text, thread_ts=thread_ts
         )
@@ -205,12 +207,24 @@ class SlackStandIn:
             "ts": message.ts,
             "thread_ts": thread_ts,
             "event_ts": message.ts,
-            "channel_type": "channel",
+            "channel_type": channel_type,
         }
         self.deliver_event(event)
         if f"<@{BOT_USER}>" in text:
             self.deliver_event({**event, "type": "app_mention"})
         return message
+
+    def _speaking_in(self, user: str, channel: str) -> str:
+        """Check that `user` may post in `channel` (a default channel takes anyone in); returns
+        the `channel_type` of its message events."""
+        with self.workspace.condition:
+            found = self.workspace.channel(channel)
+            if found.default:
+                found.members.add(user)
+            elif user not in found.members:
+                raise PermissionError(f"{user} is not in {channel}; only members post there")
+            kind = found.kind
+        return {"public_channel": "channel", "private_channel": "group"}.get(kind, kind)
 
     def click(
         self, user: str, message: Message, action_id: str, *, value: str | None = None
@@ -290,7 +304,8 @@ class SlackStandIn:
         return self.deliver_interaction(payload)
 
     def command(self, user: str, channel: str, command: str, text: str) -> Delivery:
-        """Run a slash command."""
+        """Run a slash command (in a channel the person may or may not be a member of)."""
+        self.workspace.channel(channel)
         fields = {
             "token": "verification-token-unused",
             "team_id": TEAM_ID,
@@ -487,7 +502,7 @@ class SlackStandIn:
         try:
             body = {"ok": True, **handler(call)}
         except ApiError as error:
-            body = {"ok": False, "error": error.error}
+            body = {"ok": False, "error": error.error, **error.fields}
             if error.detail:
                 body["response_metadata"] = {"messages": [error.detail]}
         for message in call.echo:

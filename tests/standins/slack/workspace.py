@@ -2,6 +2,11 @@
 
 Everything is kept in memory behind one condition variable, so tests can wait (bounded) for
 the app to do something and then read exactly what a person would see.
+
+Channels have members. A channel a test never declared comes into being, the first time
+someone posts or runs a command there, as a public *default* channel (like #general): every
+person of the workspace and the bot are in it, and people added later join it. Declared
+channels (`add_channel`) have exactly the members given, plus the bot unless told otherwise.
 """
 
 from __future__ import annotations
@@ -22,6 +27,23 @@ BOT_USER = "U0BOT"
 BOT_ID = "B0BOT"
 APP_ID = "A0RECONBOT"
 TRIGGER_TTL_SECONDS = 3.0
+# The scopes the stand-in's bot token is granted (manifest.yml's, and the read scopes of the
+# Conversations API); a test takes one away with `revoke_scope`.
+BOT_SCOPES = (
+    "app_mentions:read",
+    "channels:history",
+    "channels:read",
+    "chat:write",
+    "commands",
+    "files:read",
+    "files:write",
+    "groups:history",
+    "groups:read",
+    "im:read",
+    "mpim:read",
+    "reactions:write",
+    "usergroups:read",
+)
 
 
 @dataclass
@@ -51,6 +73,62 @@ class StoredFile:
             "created": self.created,
             "url_private": url,
             "url_private_download": url.replace(f"/{self.name}", f"/download/{self.name}"),
+        }
+
+
+CONVERSATION_KINDS = ("public_channel", "private_channel", "mpim", "im")
+
+
+@dataclass
+class Channel:
+    """A conversation: a public or private channel, a group DM or a DM, with its members."""
+
+    id: str
+    name: str
+    kind: str = "public_channel"
+    members: set[str] = field(default_factory=set)
+    default: bool = False
+    archived: bool = False
+    created: int = field(default_factory=lambda: int(time.time()))
+
+    def info(self) -> dict[str, Any]:
+        """The limited conversation object of `users.conversations` (no `is_member`, no
+        `num_members`, as Slack omits them there)."""
+        if self.kind == "im":
+            user = next((m for m in sorted(self.members) if m != BOT_USER), BOT_USER)
+            return {
+                "id": self.id,
+                "created": self.created,
+                "is_archived": self.archived,
+                "is_im": True,
+                "is_org_shared": False,
+                "context_team_id": TEAM_ID,
+                "user": user,
+                "is_user_deleted": False,
+                "priority": 0,
+            }
+        return {
+            "id": self.id,
+            "name": self.name,
+            "name_normalized": self.name,
+            "created": self.created,
+            "creator": BOT_USER,
+            "is_channel": self.kind in ("public_channel", "private_channel"),
+            "is_group": False,
+            "is_im": False,
+            "is_mpim": self.kind == "mpim",
+            "is_private": self.kind != "public_channel",
+            "is_archived": self.archived,
+            "is_general": self.default,
+            "is_shared": False,
+            "is_org_shared": False,
+            "is_ext_shared": False,
+            "is_pending_ext_shared": False,
+            "context_team_id": TEAM_ID,
+            "unlinked": 0,
+            "previous_names": [],
+            "topic": {"value": "", "creator": "", "last_set": 0},
+            "purpose": {"value": "", "creator": "", "last_set": 0},
         }
 
 
@@ -135,6 +213,8 @@ class Workspace:
         self.condition = threading.Condition()
         self.users: dict[str, str] = {BOT_USER: "reconbot"}
         self.usergroups: dict[str, set[str]] = {}
+        self.channels: dict[str, Channel] = {}
+        self.scopes: set[str] = set(BOT_SCOPES)
         self.messages: list[Message] = []
         self.ephemerals: list[dict[str, Any]] = []
         self.files: dict[str, StoredFile] = {}
@@ -170,6 +250,9 @@ class Workspace:
         """Add a person; returns their id."""
         with self.condition:
             self.users[user_id] = name
+            for channel in self.channels.values():
+                if channel.default:
+                    channel.members.add(user_id)
         return user_id
 
     def add_usergroup(self, group_id: str, members: list[str]) -> str:
@@ -177,6 +260,60 @@ class Workspace:
         with self.condition:
             self.usergroups[group_id] = set(members)
         return group_id
+
+    # -- channels -------------------------------------------------------------------------
+
+    def add_channel(
+        self,
+        channel_id: str,
+        name: str,
+        *,
+        members: list[str],
+        kind: str = "public_channel",
+        bot: bool = True,
+    ) -> Channel:
+        """Declare a conversation with exactly `members` (and the bot, unless `bot=False`);
+        `kind` is public_channel, private_channel, mpim or im."""
+        if kind not in CONVERSATION_KINDS:
+            raise ValueError(f"kind must be one of {CONVERSATION_KINDS}, not {kind!r}")
+        people = set(members) | ({BOT_USER} if bot else set())
+        channel = Channel(id=channel_id, name=name, kind=kind, members=people)
+        with self.condition:
+            self.channels[channel_id] = channel
+        return channel
+
+    def channel(self, channel_id: str) -> Channel:
+        """The conversation; one never declared becomes a public default channel that everyone
+        is in (see the module's docstring)."""
+        with self.condition:
+            found = self.channels.get(channel_id)
+            if found is None:
+                found = Channel(
+                    id=channel_id, name=channel_id.lower(), default=True, members=set(self.users)
+                )
+                self.channels[channel_id] = found
+            return found
+
+    def join(self, user: str, channel_id: str) -> None:
+        """`user` joins (or is added to) the conversation."""
+        with self.condition:
+            self.channel(channel_id).members.add(user)
+
+    def leave(self, user: str, channel_id: str) -> None:
+        """`user` leaves (or is removed from) the conversation."""
+        with self.condition:
+            self.channel(channel_id).members.discard(user)
+
+    def is_member(self, user: str, channel_id: str) -> bool:
+        """Whether `user` is in the conversation now."""
+        with self.condition:
+            return user in self.channel(channel_id).members
+
+    def revoke_scope(self, scope: str) -> None:
+        """Take a scope from the bot token, as an app installed without it is
+        (methods that need it answer `missing_scope`)."""
+        with self.condition:
+            self.scopes.discard(scope)
 
     # -- faults ---------------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[3]
 SCHEMA = ROOT / "tests" / "fixtures" / "slack" / "manifest.schema.json"
 
 # The scope each Web API method the bot calls needs (docs.slack.dev/reference/methods).
-METHOD_SCOPES = {
+METHOD_SCOPES: dict[str, str | tuple[str, ...] | None] = {
     "chat_postMessage": "chat:write",
     "chat_update": "chat:write",
     "chat_postEphemeral": "chat:write",
@@ -21,6 +21,7 @@ METHOD_SCOPES = {
     "files_info": "files:read",
     "files_upload_v2": "files:write",
     "usergroups_users_list": "usergroups:read",
+    "users_conversations": ("channels:read", "groups:read"),
     "views_open": None,
     "views_update": None,
     "views_publish": None,
@@ -54,9 +55,9 @@ def test_the_scopes_are_exactly_those_the_bot_uses() -> None:
     assert called == set(METHOD_SCOPES), "a Web API method without a known scope"
     manifest = _manifest()
     events = manifest["settings"]["event_subscriptions"]["bot_events"]
-    needed = {s for s in METHOD_SCOPES.values() if s} | {
-        s for e in events if (s := EVENT_SCOPES[e])
-    }
+    needed = {
+        scope for s in METHOD_SCOPES.values() if s for scope in ((s,) if isinstance(s, str) else s)
+    } | {s for e in events if (s := EVENT_SCOPES[e])}
     needed.add("commands")
     assert sorted(manifest["oauth_config"]["scopes"]["bot"]) == sorted(needed)
 
