@@ -2,14 +2,16 @@
 
 They drive the same service as the Slack bot, on the configured (by default embedded) storage,
 so an investigation paused in a terminal can be decided later from another process, or in Slack.
+A terminal acts as its operating-system account (`os:NAME`), never as USER or LOGNAME say.
 With `--json` every step prints exactly one JSON document on one line.
 """
 
 from __future__ import annotations
 
 import argparse
-import getpass
 import json
+import os
+import pwd
 import shlex
 import sys
 from contextlib import ExitStack
@@ -49,7 +51,7 @@ def add_commands(commands: Any) -> None:
         help="why (required to reject); for edit, [ROLE.]FIELD=COLUMN or ROLE.OPTION=VALUE ...",
     )
     decide.add_argument(
-        "--authorization", help="the authorization identity the request was issued with"
+        "--authorization", help="required: the authorization identity printed with the request"
     )
     decide.add_argument("--json", action="store_true")
     decide.set_defaults(handler=_decide)
@@ -73,8 +75,14 @@ def _runtime(*, agent: bool = True) -> Runtime:
     return build_runtime(Settings(), check_model=agent)
 
 
-def _user() -> str:
-    return getpass.getuser()
+def terminal_identity() -> str:
+    """The process's operating-system account, `os:alice` (`os:uid-1001` without a passwd entry):
+    never USER or LOGNAME, which anyone sets; `os:` keeps it apart from Slack ids (`U…`)."""
+    uid = os.getuid()
+    try:
+        return f"os:{pwd.getpwuid(uid).pw_name}"
+    except KeyError:
+        return f"os:uid-{uid}"
 
 
 class Printer:
@@ -179,6 +187,7 @@ def render_request(request: ApprovalRequest) -> str:
     if request.mapping_digest:
         lines.append(f"  mapping digest {request.mapping_digest}")
     lines.append(f"  policy {request.policy_version}")
+    lines.append(f"  authorization {request.authorization_identity}")
     lines.extend(f"  problem: {p}" for p in request.problems)
     for question in request.clarifications:
         lines.append(f"  question: {question.question}")
@@ -250,10 +259,9 @@ def _investigate(args: argparse.Namespace) -> int:
 
 def investigate_files(orders: str | Path, payments: str | Path, *, as_json: bool) -> int:
     """Investigate two files in this terminal, deciding on stdin; returns the exit code."""
-    runtime = _runtime()
-    service = runtime.service
+    service = _runtime().service
     printer = Printer(as_json)
-    user = _user()
+    user = terminal_identity()
     with ExitStack() as stack:
         uploads = [
             Upload(stack.enter_context(open(path, "rb")), Path(path).name)
@@ -273,39 +281,22 @@ def _decision_loop(service: UseCases, printer: Printer, request: ApprovalRequest
             print(PROMPT, end="", flush=True)
         line = sys.stdin.readline()
         if not line:
+            ids = {"pause_id": request.pause_id, "investigation_id": request.investigation_id}
             printer.emit(
-                {
-                    "type": "pending",
-                    "pause_id": request.pause_id,
-                    "investigation_id": request.investigation_id,
-                },
+                {"type": "pending", **ids},
                 f"No decision given: request {request.pause_id} stays pending. Decide later with "
-                f"`reconbot decide {request.pause_id} approve` (or reject REASON).",
+                f"`reconbot decide {request.pause_id} approve --authorization "
+                f"{request.authorization_identity}` (or reject REASON).",
             )
             return EXIT_OK
         command, _, rest = line.strip().partition(" ")
-        approver = Approver(user=user)
         try:
-            if command == "approve":
-                outcome = service.decisions.confirm(
-                    request.pause_id, request.authorization_identity, approver
-                )
-                printer.outcome(outcome)
-                return EXIT_OK
-            if command == "reject":
-                state = service.decisions.reject(
-                    request.pause_id, request.authorization_identity, approver, rest
-                )
-                printer.emit(
-                    {"type": "rejected", "pause_id": request.pause_id, "reason": state.reason},
-                    f"Rejected: {state.reason}",
-                )
-                return EXIT_REJECTED
-            if command == "edit":
-                request = service.decisions.edit(
-                    request.pause_id, request.authorization_identity, approver, parse_edit(rest)
-                )
-                printer.request(request)
+            if command in ("approve", "reject", "edit"):
+                pause = (request.pause_id, request.authorization_identity)
+                done = _apply(service, printer, command, pause, user, rest)
+                if isinstance(done, int):
+                    return done
+                request = done
             elif command == "ask":
                 answer = service.questions.ask(request.investigation_id, rest, actor=user)
                 printer.emit({"type": "answer", "text": answer.text}, answer.text)
@@ -323,32 +314,39 @@ def _decision_loop(service: UseCases, printer: Printer, request: ApprovalRequest
             printer.emit({"type": "error", "message": str(error)}, f"reconbot: {error}")
 
 
+def _apply(
+    service: UseCases, printer: Printer, action: str, pause: tuple[str, str], user: str, words: str
+) -> ApprovalRequest | int:
+    """Decide `pause` (id, authorization) as `user`, printing the result: exit code, or edit."""
+    pause_id, authorization = pause
+    approver = Approver(user=user)
+    if action == "approve":
+        printer.outcome(service.decisions.confirm(pause_id, authorization, approver))
+        return EXIT_OK
+    if action == "reject":
+        state = service.decisions.reject(pause_id, authorization, approver, words)
+        document = {"type": "rejected", "pause_id": pause_id, "reason": state.reason}
+        printer.emit(document, f"Rejected: {state.reason}")
+        return EXIT_REJECTED
+    request = service.decisions.edit(pause_id, authorization, approver, parse_edit(words))
+    printer.request(request)
+    return request
+
+
 def _decide(args: argparse.Namespace) -> int:
+    if not args.authorization:  # never looked up: a decision names the request it was shown
+        raise WorkflowError(
+            "decide needs --authorization ID: the authorization identity printed with the "
+            "request, and by `reconbot status INV-…` for each pending request"
+        )
     service = _runtime().service
     printer = Printer(args.json)
-    state = service.queries.pause(args.pause_id)
-    authorization = args.authorization or (state.request.authorization_identity if state else "")
-    approver = Approver(user=_user())
+    # The shell already split the words: for edit, quote them again so parse_edit sees them whole.
+    words = (shlex.join if args.action == "edit" else " ".join)(args.reason)
     try:
-        if args.action == "approve":
-            printer.outcome(service.decisions.confirm(args.pause_id, authorization, approver))
-            return EXIT_OK
-        if args.action == "edit":
-            # The shell already split the words: quote them again so parse_edit sees them whole.
-            printer.request(
-                service.decisions.edit(
-                    args.pause_id, authorization, approver, parse_edit(shlex.join(args.reason))
-                )
-            )
-            return EXIT_OK
-        rejected = service.decisions.reject(
-            args.pause_id, authorization, approver, " ".join(args.reason)
-        )
-        printer.emit(
-            {"type": "rejected", "pause_id": args.pause_id, "reason": rejected.reason},
-            f"Rejected: {rejected.reason}",
-        )
-        return EXIT_REJECTED
+        pause = (args.pause_id, args.authorization)
+        done = _apply(service, printer, args.action, pause, terminal_identity(), words)
+        return done if isinstance(done, int) else EXIT_OK
     except ApprovalRefusedError as error:
         printer.refusal(error)
         return EXIT_REFUSED
@@ -370,6 +368,8 @@ def _status(args: argparse.Namespace) -> int:
             f"  {request.pause_id} {request.kind.value}, revision {request.revision}: "
             f"{state.status.value}{who}{reason}"
         )
+        if state.status is PauseStatus.PENDING:
+            print(f"    authorization {request.authorization_identity}")
     for decision in report.decisions:
         verdict = "accepted" if decision.accepted else f"refused {decision.refusal}"
         print(f"  {decision.at:%Y-%m-%d %H:%M:%S} {decision.actor} {decision.action}: {verdict}")

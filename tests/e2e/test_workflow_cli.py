@@ -7,13 +7,16 @@ from the test's own working folder.
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.support.cli import reconbot
+from bot import workflow_cli
+from tests.support.cli import os_identity, reconbot
 
 
 def documents(output: str) -> list[dict[str, Any]]:
@@ -69,12 +72,14 @@ def test_pause_decide_and_status_in_three_processes(folder: Path) -> None:
         "investigation_id": request["investigation_id"],
     }
 
-    decided = reconbot("decide", request["pause_id"], "approve", "--json", cwd=folder)
+    approve = ("decide", request["pause_id"], "approve", "--json")
+    authorization = ("--authorization", request["authorization_identity"])
+    decided = reconbot(*approve, *authorization, cwd=folder)
     assert decided.returncode == 0, decided.stderr
     [outcome] = documents(decided.stdout)
     assert outcome["counts"] == truth
 
-    again = reconbot("decide", request["pause_id"], "approve", "--json", cwd=folder)
+    again = reconbot(*approve, *authorization, cwd=folder)
     assert again.returncode == 2
     assert documents(again.stdout)[0]["reason"] == "ALREADY_CONSUMED"
 
@@ -124,7 +129,7 @@ def test_audit_verify_detects_a_row_changed_behind_its_back(folder: Path) -> Non
 def test_migrate_and_bad_input_messages(folder: Path) -> None:
     migrated = reconbot("migrate", cwd=folder)
     assert migrated.returncode == 0, migrated.stderr
-    assert "revision 0003" in migrated.stdout
+    assert "revision 0004" in migrated.stdout
     (folder / "empty.csv").write_bytes(b"")
     bad = reconbot("investigate", "empty.csv", "demo/payments.csv", cwd=folder)
     assert bad.returncode == 2
@@ -170,14 +175,180 @@ def test_decide_edit_from_another_process_answers_the_question(folder: Path) -> 
     request = documents(paused.stdout)[0]
     assert request["kind"] == "clarification"
     edited = reconbot(
-        "decide", request["pause_id"], "edit", "orders.id_prefix=WC-", "--json", cwd=folder
+        "decide",
+        request["pause_id"],
+        "edit",
+        "orders.id_prefix=WC-",
+        "--json",
+        "--authorization",
+        request["authorization_identity"],
+        cwd=folder,
     )
     assert edited.returncode == 0, edited.stderr
     [new] = documents(edited.stdout)
     assert new["kind"] == "confirmation"
     assert new["mapping"]["orders"]["options"]["ids"]["prefix"] == "WC-"
-    decided = reconbot("decide", new["pause_id"], "approve", "--json", cwd=folder)
+    decided = reconbot(
+        "decide",
+        new["pause_id"],
+        "approve",
+        "--json",
+        "--authorization",
+        new["authorization_identity"],
+        cwd=folder,
+    )
     assert decided.returncode == 0, decided.stderr
     [outcome] = documents(decided.stdout)
     assert outcome["total_findings"] == 0
     assert [ledger["matched"] for ledger in outcome["ledger"]] == [30, 30]
+
+
+# Terminal identities: the operating-system account, never USER or LOGNAME.
+
+IMPERSONATE = {"LOGNAME": "boss", "USER": "boss"}
+
+
+def _paused(folder: Path, env: dict[str, str] | None = None) -> dict[str, Any]:
+    """A fresh investigation left pending (no decision on stdin): its request document."""
+    run = reconbot(
+        "investigate", "demo/orders.csv", "demo/payments.csv", "--json", cwd=folder, env=env
+    )
+    assert run.returncode == 0, run.stderr
+    request, pending = documents(run.stdout)
+    assert pending["type"] == "pending"
+    return request
+
+
+def _status(folder: Path, investigation_id: str) -> dict[str, Any]:
+    shown = reconbot("status", investigation_id, "--json", cwd=folder)
+    assert shown.returncode == 0, shown.stderr
+    report: dict[str, Any] = json.loads(shown.stdout)
+    return report
+
+
+def _decide(
+    folder: Path, request: dict[str, Any], env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return reconbot(
+        "decide",
+        request["pause_id"],
+        "approve",
+        "--json",
+        "--authorization",
+        request["authorization_identity"],
+        cwd=folder,
+        env=env,
+    )
+
+
+def test_decide_acts_as_the_os_account_whatever_logname_and_user_say(folder: Path) -> None:
+    approvers = {"RECONBOT_APPROVERS": "boss"}
+    request = _paused(folder, approvers)
+    decided = _decide(folder, request, {**approvers, **IMPERSONATE})
+    assert decided.returncode == 2, decided.stderr
+    [refusal] = documents(decided.stdout)
+    assert refusal["reason"] == "NOT_AUTHORIZED"
+    assert refusal["message"].startswith(f"{os_identity()} may not approve")
+
+    report = _status(folder, request["investigation_id"])
+    assert [(d["actor"], d["accepted"], d["refusal"]) for d in report["decisions"]] == [
+        (os_identity(), False, "NOT_AUTHORIZED")
+    ]
+    assert [p["status"] for p in report["pauses"]] == ["pending"]
+    assert report["outcome"] is None
+
+
+def test_an_approver_list_naming_the_os_account_lets_it_approve(folder: Path) -> None:
+    approvers = {"RECONBOT_APPROVERS": f"U0SLACK,{os_identity()}"}
+    request = _paused(folder, approvers)
+    decided = _decide(folder, request, approvers)
+    assert decided.returncode == 0, decided.stderr
+    assert documents(decided.stdout)[0]["type"] == "outcome"
+    report = _status(folder, request["investigation_id"])
+    assert [(d["actor"], d["accepted"]) for d in report["decisions"]] == [(os_identity(), True)]
+
+
+def test_decide_without_the_authorization_identity_exits_2_and_records_nothing(
+    folder: Path,
+) -> None:
+    request = _paused(folder)
+    for action in (("approve",), ("reject", "not", "this", "month")):
+        refused = reconbot("decide", request["pause_id"], *action, "--json", cwd=folder)
+        assert refused.returncode == 2, refused.stdout
+        assert refused.stdout == ""
+        assert refused.stderr.count("\n") == 1, refused.stderr
+        assert "--authorization" in refused.stderr
+        assert "reconbot status INV-" in refused.stderr
+    report = _status(folder, request["investigation_id"])
+    assert report["decisions"] == []
+    assert [p["status"] for p in report["pauses"]] == ["pending"]
+
+
+def test_investigate_records_the_os_account_as_requester_and_approver(folder: Path) -> None:
+    run = reconbot(
+        "investigate",
+        "demo/orders.csv",
+        "demo/payments.csv",
+        "--json",
+        cwd=folder,
+        stdin="approve\n",
+        env=IMPERSONATE,
+    )
+    assert run.returncode == 0, run.stderr
+    request, outcome = documents(run.stdout)
+    assert outcome["type"] == "outcome"
+    report = _status(folder, request["investigation_id"])
+    assert report["investigation"]["requested_by"] == os_identity()
+    assert report["pauses"][0]["request"]["requested_by"] == os_identity()
+    assert report["pauses"][0]["decided_by"] == os_identity()
+    assert [(d["actor"], d["accepted"]) for d in report["decisions"]] == [(os_identity(), True)]
+
+
+def test_without_self_approval_the_requesting_os_account_cannot_approve(folder: Path) -> None:
+    no_self = {"RECONBOT_SELF_APPROVAL": "false"}
+    request = _paused(folder, {**no_self, "LOGNAME": "alice", "USER": "alice"})
+    decided = _decide(folder, request, {**no_self, "LOGNAME": "bob", "USER": "bob"})
+    assert decided.returncode == 2, decided.stderr
+    [refusal] = documents(decided.stdout)
+    assert refusal["reason"] == "NOT_AUTHORIZED"
+    assert f"except the requester ({os_identity()})" in refusal["message"]
+    report = _status(folder, request["investigation_id"])
+    assert [(d["actor"], d["refusal"]) for d in report["decisions"]] == [
+        (os_identity(), "NOT_AUTHORIZED")
+    ]
+    assert [p["status"] for p in report["pauses"]] == ["pending"]
+
+
+def test_the_authorization_identity_is_printed_for_a_person_to_copy(folder: Path) -> None:
+    paused = reconbot("investigate", "demo/orders.csv", "demo/payments.csv", cwd=folder)
+    assert paused.returncode == 0, paused.stderr
+    shown = re.search(r"^  authorization (sha256:[0-9a-f]{64})$", paused.stdout, re.MULTILINE)
+    assert shown is not None, paused.stdout
+    identity = shown.group(1)
+    found = re.search(r"(INV-\w+), revision 1\n  request (PAUSE-\w+)", paused.stdout)
+    assert found is not None, paused.stdout
+    investigation_id, pause_id = found.groups()
+    assert f"reconbot decide {pause_id} approve --authorization {identity}" in paused.stdout
+
+    status = reconbot("status", investigation_id, cwd=folder)
+    assert status.returncode == 0, status.stderr
+    assert f"requested by {os_identity()}" in status.stdout
+    assert f"    authorization {identity}\n" in status.stdout
+
+    decided = reconbot("decide", pause_id, "approve", "--authorization", identity, cwd=folder)
+    assert decided.returncode == 0, decided.stderr
+    assert "Every row accounted for" in decided.stdout
+    after = reconbot("status", investigation_id, cwd=folder)
+    assert "authorization" not in after.stdout
+
+
+def test_a_uid_without_a_passwd_entry_is_named_by_its_number(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def no_entry(uid: int) -> Any:
+        raise KeyError(f"getpwuid(): uid not found: {uid}")
+
+    monkeypatch.setenv("LOGNAME", "boss")
+    monkeypatch.setattr("os.getuid", lambda: 54321)
+    monkeypatch.setattr("pwd.getpwuid", no_entry)
+    assert workflow_cli.terminal_identity() == "os:uid-54321"
