@@ -30,6 +30,8 @@ what the uploader already sees in their own file. Code that shows errors to user
     ├── ModelError                the language model could not take its turn; nothing was lost
     │   ├── ModelBusyError          throttled, still after retries with backoff
     │   └── ModelUnavailableError   a timeout, no route, or a refusal of the request
+    ├── StorageError              the file store (disk or S3) could not be reached or refused a
+    │                             read or write; says so in words with a log reference
     └── ConfigurationError        settings that cannot work (a bad URL, a missing secret)
         └── PolicyError             the policy file (RECONBOT_POLICY) cannot be used; names the
                                     file and, where the problem is one key's, the key
@@ -121,6 +123,15 @@ class ModelBusyError(ModelError):
 
 class ModelUnavailableError(ModelError):
     """The model service timed out, could not be reached, or refused the request."""
+
+
+class StorageError(ReconbotError):
+    """The file store could not be reached, or refused to store or hand back a file.
+
+    `str()` says what failed in words and gives a reference to the log line that holds the
+    details (the store's error, bucket and key); never an endpoint, a bucket or a key itself.
+    What was saved before stays saved: trying again later is safe.
+    """
 
 
 class MappingError(ReconbotError):

@@ -3,6 +3,12 @@
 A blob's key is its digest (`sha256:<hex>`), so a byte-identical re-upload is the same blob.
 Writes are atomic: a local blob appears under its name only once complete (temporary file, then
 rename); an S3 blob is uploaded under a temporary key and copied to its final key.
+
+A store that fails raises `StorageError` in words ("the file store could not be reached while
+storing the file …; nothing was lost") with a reference to one log line holding the details
+(the error, bucket and key; no credentials); a blob that is not there, `InputChangedError`.
+Nothing of botocore (endpoint URLs, buckets, keys) reaches a person: what a store raises may be
+read by the model as a tool's error and repeated in a thread.
 """
 
 from __future__ import annotations
@@ -10,19 +16,68 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import re
 import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TypeVar
 
-from agent.errors import ConfigurationError, FileTooLargeError, InputChangedError
+from boto3.exceptions import Boto3Error
+from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
+
+from agent.errors import ConfigurationError, FileTooLargeError, InputChangedError, StorageError
 from agent.ports import BlobStore, StoredBlob
 
 logger = logging.getLogger(__name__)
 
 CHUNK = 1 << 20
+T = TypeVar("T")
+
+STORING, READING, CHECKING = "storing the file", "reading a stored file", "checking a stored file"
+_AWS_ERRORS = (BotoCoreError, ClientError, Boto3Error)
+_MISSING = frozenset({"404", "NoSuchKey", "NotFound"})
+_BUSY = frozenset(
+    {"503", "500", "SlowDown", "ServiceUnavailable", "InternalError", "RequestTimeout"}
+)
+_SECRETS = (
+    (re.compile(r"(?i)(x-amz-(?:signature|credential|security-token)=)[^&\s\"']+"), r"\1***"),
+    (re.compile(r"//[^/@\s\"']+@"), "//***@"),
+)
+
+
+def _reference() -> str:
+    return uuid.uuid4().hex[:8]
+
+
+def _redacted(text: str) -> str:
+    """An error's text for the log: a presigned signature or a URL's user:password removed."""
+    for pattern, replacement in _SECRETS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def _code(error: BaseException) -> str:
+    """The S3 error code behind `error` (boto3's upload errors wrap the ClientError), or ""."""
+    seen: BaseException | None = error
+    for _ in range(5):
+        if isinstance(seen, ClientError):
+            return str(seen.response.get("Error", {}).get("Code", ""))
+        if seen is None:
+            break
+        seen = seen.__cause__ or seen.__context__
+    return ""
+
+
+def _disk_failure(doing: str, error: OSError) -> StorageError:
+    ref = _reference()
+    logger.warning("ref=%s doing=%s | blob store (disk) failed: %r", ref, doing, error)
+    why = error.strerror or type(error).__name__
+    return StorageError(
+        f"The file store failed while {doing} ({why.lower()}; reference {ref}); nothing that "
+        "was saved is lost. Ask whoever runs the bot to look up the reference in its log."
+    )
 
 
 class _HashingReader:
@@ -71,7 +126,10 @@ class LocalBlobStore:
         incoming = self.root / "incoming"
         incoming.mkdir(parents=True, exist_ok=True)
         reader = _HashingReader(stream, max_bytes)
-        fd, tmp_name = tempfile.mkstemp(dir=incoming)
+        try:
+            fd, tmp_name = tempfile.mkstemp(dir=incoming)
+        except OSError as error:
+            raise _disk_failure(STORING, error) from None
         try:
             with os.fdopen(fd, "wb") as out:
                 while chunk := reader.read(CHUNK):
@@ -81,8 +139,10 @@ class LocalBlobStore:
             final = self._path(reader.digest)
             final.parent.mkdir(parents=True, exist_ok=True)
             os.replace(tmp_name, final)
-        except BaseException:
+        except BaseException as error:
             Path(tmp_name).unlink(missing_ok=True)
+            if isinstance(error, OSError):
+                raise _disk_failure(STORING, error) from None
             raise
         return StoredBlob(reader.digest, reader.size)
 
@@ -110,43 +170,101 @@ class S3BlobStore:
     def _key(self, name: str) -> str:
         return f"{self.prefix}/{name}" if self.prefix else name
 
+    def _failure(self, doing: str, key: str, error: BaseException) -> StorageError:
+        """`error` in words for a person; the details, in the log under a reference."""
+        ref = _reference()
+        code = _code(error)
+        logger.warning(
+            "ref=%s doing=%s bucket=%s key=%s error=%s code=%s | blob store (S3) failed: %s",
+            ref,
+            doing,
+            self.bucket,
+            key,
+            type(error).__name__,
+            code or "-",
+            _redacted(str(error)),
+        )
+        if isinstance(error, NoCredentialsError) or (code and code not in _BUSY):
+            why = code or "the bot has no AWS credentials"
+            return StorageError(
+                f"The file store refused a request while {doing} ({why}; reference {ref}); "
+                "nothing that was saved is lost. Ask whoever runs the bot to check its file "
+                "store settings (RECONBOT_BLOB_URL, the AWS credentials) and to look up the "
+                "reference in its log."
+            )
+        return StorageError(
+            f"The file store could not be reached while {doing} (reference {ref}); nothing "
+            "that was saved is lost. Try again in a minute; if it keeps failing, ask whoever "
+            "runs the bot to look up the reference in its log."
+        )
+
+    def _call(self, doing: str, key: str, call: Callable[[], T]) -> T:
+        """One S3 call; what botocore raises leaves as a `StorageError` in words."""
+        try:
+            return call()
+        except _AWS_ERRORS as error:
+            raise self._failure(doing, key, error) from None
+
     def put(self, stream: BinaryIO, *, max_bytes: int | None = None) -> StoredBlob:
         """Upload the bytes of `stream` (multipart, streaming), hashing them on the way."""
         reader = _HashingReader(stream, max_bytes)
         temporary = self._key(f"incoming/{uuid.uuid4().hex}")
-        self._s3.upload_fileobj(reader, self.bucket, temporary)
+        self._call(
+            STORING, temporary, lambda: self._s3.upload_fileobj(reader, self.bucket, temporary)
+        )
         try:
             final = self._key(f"sha256/{_hex(reader.digest)}")
-            self._s3.copy_object(
-                Bucket=self.bucket,
-                Key=final,
-                CopySource={"Bucket": self.bucket, "Key": temporary},
+            self._call(
+                STORING,
+                final,
+                lambda: self._s3.copy_object(
+                    Bucket=self.bucket,
+                    Key=final,
+                    CopySource={"Bucket": self.bucket, "Key": temporary},
+                ),
             )
         finally:
-            self._s3.delete_object(Bucket=self.bucket, Key=temporary)
+            try:
+                self._s3.delete_object(Bucket=self.bucket, Key=temporary)
+            except _AWS_ERRORS as error:
+                # The blob (if copied) is whole under its final key; only a temporary is left.
+                self._failure("removing a temporary upload", temporary, error)
         return StoredBlob(reader.digest, reader.size)
+
+    def _download(self, digest: str, path: Path) -> str:
+        """Write the blob to `path`; return the digest of the bytes read."""
+        key = self._key(f"sha256/{_hex(digest)}")
+        hasher = hashlib.sha256()
+        try:
+            body = self._s3.get_object(Bucket=self.bucket, Key=key)
+            with path.open("wb") as out:
+                for chunk in body["Body"].iter_chunks(CHUNK):
+                    hasher.update(chunk)
+                    out.write(chunk)
+        except _AWS_ERRORS as error:
+            if _code(error) in _MISSING:
+                raise InputChangedError(f"the stored file {digest[:19]}… is missing") from None
+            raise self._failure(READING, key, error) from None
+        return "sha256:" + hasher.hexdigest()
 
     @contextmanager
     def local_copy(self, digest: str) -> Iterator[Path]:
         """Download the blob to a temporary file, checking its digest on the way."""
         with tempfile.TemporaryDirectory(prefix="reconbot-blob-") as folder:
             path = Path(folder) / _hex(digest)
-            hasher = hashlib.sha256()
-            body = self._s3.get_object(Bucket=self.bucket, Key=self._key(f"sha256/{_hex(digest)}"))
-            with path.open("wb") as out:
-                for chunk in body["Body"].iter_chunks(CHUNK):
-                    hasher.update(chunk)
-                    out.write(chunk)
-            if "sha256:" + hasher.hexdigest() != digest:
+            if self._download(digest, path) != digest:
                 raise InputChangedError(f"the stored file {digest[:19]}… changed in S3")
             yield path
 
     def exists(self, digest: str) -> bool:
         """Whether the blob is stored."""
+        key = self._key(f"sha256/{_hex(digest)}")
         try:
-            self._s3.head_object(Bucket=self.bucket, Key=self._key(f"sha256/{_hex(digest)}"))
-        except self._s3.exceptions.ClientError:
-            return False
+            self._s3.head_object(Bucket=self.bucket, Key=key)
+        except _AWS_ERRORS as error:
+            if _code(error) in _MISSING:
+                return False
+            raise self._failure(CHECKING, key, error) from None
         return True
 
 

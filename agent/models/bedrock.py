@@ -11,6 +11,7 @@ upload. This module alone in `agent` may import boto3 and botocore (docs/design.
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from typing import Any
@@ -90,12 +91,38 @@ class ReconbotBedrockModel(BedrockModel):
             ) from None
         except ClientError as error:
             code = error.response.get("Error", {}).get("Code", "error")
+            ref = uuid.uuid4().hex[:8]
             logger.warning(
-                "model=%s code=%s | Bedrock refused the request", self.settings.model_id, code
+                "ref=%s model=%s code=%s | Bedrock refused the request: %s",
+                ref,
+                self.settings.model_id,
+                code,
+                error.response.get("Error", {}).get("Message", ""),
             )
             raise ModelUnavailableError(
-                f"Amazon Bedrock refused the request ({code}). Nothing was lost; try again, or "
-                "ask whoever runs the bot to check the model settings."
+                f"Amazon Bedrock refused the request ({code}; reference {ref}). Nothing was "
+                "lost; try again, or ask whoever runs the bot to check the model settings."
+            ) from None
+        except BotoCoreError as error:
+            # No credentials, a connection closed or reset, TLS, a proxy: botocore's words
+            # name the endpoint URL; they go to the log, the words to the thread.
+            ref = uuid.uuid4().hex[:8]
+            logger.warning(
+                "ref=%s model=%s error=%s | Bedrock could not be called: %s",
+                ref,
+                self.settings.model_id,
+                type(error).__name__,
+                error,
+            )
+            what = (
+                "the bot has no AWS credentials"
+                if isinstance(error, NoCredentialsError)
+                else "the connection failed"
+            )
+            raise ModelUnavailableError(
+                f"Amazon Bedrock could not be called in {self.settings.region} ({what}; "
+                f"reference {ref}). Nothing was lost; try again, or ask whoever runs the bot "
+                "to look up the reference in its log."
             ) from None
 
 

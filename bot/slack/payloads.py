@@ -22,14 +22,43 @@ NOT_ISSUED = "This button or form was not issued by reconbot for a saved request
 """The words of a `RefusalReason.NOT_ISSUED` refusal: a button or form reconbot did not issue."""
 
 
-def _fields(text: str, names: tuple[str, ...]) -> dict[str, str]:
+MAX_ISSUED = 3000
+"""More characters than anything reconbot issues (a private_metadata, a block id, a value)."""
+
+
+def _object(text: object) -> dict[str, Any]:
+    """The JSON object `text` holds; MalformedRequestError for anything else (not a string,
+    too long, not JSON, nested deeper than json reads, an integer longer than int() takes)."""
+    if not isinstance(text, str) or len(text) > MAX_ISSUED:
+        raise MalformedRequestError(NOT_ISSUED)
     try:
         data = json.loads(text)
-    except (json.JSONDecodeError, TypeError):
+    except (ValueError, RecursionError):  # JSONDecodeError is a ValueError
         raise MalformedRequestError(NOT_ISSUED) from None
-    if not isinstance(data, dict) or not all(isinstance(data.get(n), str) for n in names):
+    if not isinstance(data, dict):
+        raise MalformedRequestError(NOT_ISSUED)
+    return data
+
+
+def _fields(data: dict[str, Any], names: tuple[str, ...]) -> dict[str, str]:
+    if not all(isinstance(data.get(n), str) for n in names):
         raise MalformedRequestError(NOT_ISSUED)
     return {n: data[n] for n in names}
+
+
+def _dict(value: object) -> dict[str, Any]:
+    """`value` if Slack sent an object there, else an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
+def _text(value: object) -> str | None:
+    """`value` if Slack sent a non-empty string there, else None."""
+    return value if isinstance(value, str) and value else None
+
+
+def _first_action(body: dict[str, Any]) -> dict[str, Any]:
+    actions = body.get("actions")
+    return _dict(actions[0]) if isinstance(actions, list) and actions else {}
 
 
 @dataclass(frozen=True)
@@ -46,7 +75,7 @@ class ButtonValue:
     @classmethod
     def decode(cls, text: str | None) -> ButtonValue:
         """Read a button value back; MalformedRequestError if it is not one we issued."""
-        return cls(**_fields(text or "", ("pause_id", "authorization")))
+        return cls(**_fields(_object(text), ("pause_id", "authorization")))
 
 
 @dataclass(frozen=True)
@@ -68,9 +97,9 @@ class ModalMetadata:
     @classmethod
     def decode(cls, text: str | None) -> ModalMetadata:
         """Read modal metadata back; MalformedRequestError if it is not ours."""
-        fields = _fields(text or "", ("pause_id", "authorization", "channel", "message_ts"))
-        extra = json.loads(text or "{}")
-        where = {k: v for k in ("thread_ts", "team") if isinstance(v := extra.get(k), str)}
+        data = _object(text)
+        fields = _fields(data, ("pause_id", "authorization", "channel", "message_ts"))
+        where = {k: v for k in ("thread_ts", "team") if isinstance(v := data.get(k), str)}
         return cls(**fields, **where)
 
     @property
@@ -97,9 +126,11 @@ class AnswerBlockId:
     @classmethod
     def decode(cls, text: str | None) -> AnswerBlockId:
         """Read a block id back; MalformedRequestError if it is not one we issued."""
-        prefix, _, rest = (text or "").partition(":")
+        if not isinstance(text, str):
+            raise MalformedRequestError(NOT_ISSUED)
+        prefix, _, rest = text.partition(":")
         number, _, value = rest.partition(":")
-        if prefix != ANSWER or not number.isdigit():
+        if prefix != ANSWER or not (number.isascii() and number.isdigit() and len(number) <= 9):
             raise MalformedRequestError(NOT_ISSUED)
         return cls(int(number), ButtonValue.decode(value))
 
@@ -125,18 +156,22 @@ class Click:
     @classmethod
     def from_body(cls, body: dict[str, Any]) -> Click:
         """The click of a `block_actions` payload (its first action)."""
-        container = body.get("container") or {}
-        message = body.get("message") or {}
-        action = (body.get("actions") or [{}])[0]
-        message_ts = container.get("message_ts") or message.get("ts")
+        body = _dict(body)
+        container, message = _dict(body.get("container")), _dict(body.get("message"))
+        user = _dict(body.get("user"))
+        who = _text(user.get("id"))
+        channel = _text(_dict(body.get("channel")).get("id")) or _text(container.get("channel_id"))
+        if who is None or channel is None:
+            raise MalformedRequestError(NOT_ISSUED)
+        value = _first_action(body).get("value")
         return cls(
-            channel=str((body.get("channel") or {}).get("id") or container.get("channel_id")),
-            user=str(body["user"]["id"]),
-            thread_ts=message.get("thread_ts") or container.get("thread_ts"),
-            message_ts=str(message_ts) if message_ts else None,
-            value=action.get("value"),
-            trigger_id=body.get("trigger_id"),
-            team=(body.get("team") or {}).get("id") or body["user"].get("team_id"),
+            channel=channel,
+            user=who,
+            thread_ts=_text(message.get("thread_ts")) or _text(container.get("thread_ts")),
+            message_ts=_text(container.get("message_ts")) or _text(message.get("ts")),
+            value=value if isinstance(value, str) else None,
+            trigger_id=_text(body.get("trigger_id")),
+            team=_text(_dict(body.get("team")).get("id")) or _text(user.get("team_id")),
         )
 
 
@@ -153,10 +188,12 @@ class ClarificationAnswer:
     @classmethod
     def from_body(cls, body: dict[str, Any]) -> ClarificationAnswer:
         """The answer of a `block_actions` payload; MalformedRequestError if it is not ours."""
-        action = (body.get("actions") or [{}])[0]
+        action = _first_action(_dict(body))
         block = AnswerBlockId.decode(action.get("block_id"))
-        selected = action.get("selected_option") or {}
-        key, _, column = str(selected.get("value", "")).partition("=")
+        chosen = _dict(action.get("selected_option")).get("value")
+        if not isinstance(chosen, str):
+            raise MalformedRequestError(NOT_ISSUED)
+        key, _, column = chosen.partition("=")
         role_name, _, name = key.partition(".")
         try:
             role = Role(role_name)

@@ -1,8 +1,16 @@
-"""The bot's own executor for long work, and one lock per Slack thread.
+"""The bot's executors for work off the request thread, in two lanes, and one lock per thread.
 
-Listeners acknowledge within Slack's three seconds and hand the work here. Work on one
-investigation (uploads, questions, an approval's reconciliation) is serialised in this process
-by its thread's lock, so two turns of the agent on one case never interleave.
+Listeners acknowledge within Slack's three seconds and hand the work here, to one of two lanes:
+
+- `submit`: the heavy lane, for uploads, inspections, questions, the home tab and upkeep. An
+  inspection of a large upload can take its worker for a long time.
+- `decide`: the decision lane, for what a person clicked and waits to see: approve, retry,
+  reject, an edited mapping, a clarification's answer, a refusal, a modal's content. Its own
+  workers, so four uploads being inspected in other channels never queue a click behind them.
+
+Work on one investigation (uploads, questions, an approval's reconciliation) is serialised in
+this process by its thread's lock, whichever lane it runs on, so two turns of the agent on one
+case never interleave.
 """
 
 from __future__ import annotations
@@ -16,25 +24,29 @@ from typing import Any
 
 logger = logging.getLogger(__name__)
 
+# Workers of the decision lane: threads start only when clicks need them, and a decision can
+# hold one a while (the winner of an approval reconciles; an edit runs the agent's turn).
+DECISION_WORKERS = 16
+
 
 class BotWork:
-    """Runs work off the request thread; failures are logged, never lost silently."""
+    """Runs work off the request thread on two lanes; failures are logged, never lost silently."""
 
-    def __init__(self, workers: int) -> None:
+    def __init__(self, workers: int, decision_workers: int = DECISION_WORKERS) -> None:
         self.executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="reconbot-work")
+        self.decisions = ThreadPoolExecutor(
+            max_workers=decision_workers, thread_name_prefix="reconbot-decide"
+        )
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
 
     def submit(self, work: Callable[..., None], *args: Any) -> Future[None]:
-        """Run `work(*args)` on the executor."""
+        """Run `work(*args)` on the heavy lane (uploads, inspections, questions, upkeep)."""
+        return self.executor.submit(_logged, work, args)
 
-        def run() -> None:
-            try:
-                work(*args)
-            except Exception:
-                logger.exception("work=%s | background work failed", work.__name__)
-
-        return self.executor.submit(run)
+    def decide(self, work: Callable[..., None], *args: Any) -> Future[None]:
+        """Run `work(*args)` on the decision lane (what a click decides and its clicker awaits)."""
+        return self.decisions.submit(_logged, work, args)
 
     def lock(self, channel: str | None, thread_ts: str | None) -> threading.Lock:
         """The lock of one Slack thread: every kind of work on a case takes the same one,
@@ -49,5 +61,13 @@ class BotWork:
             yield
 
     def close(self) -> None:
-        """Finish the work already started."""
+        """Finish the work already started on both lanes."""
+        self.decisions.shutdown(wait=True)
         self.executor.shutdown(wait=True)
+
+
+def _logged(work: Callable[..., None], args: tuple[Any, ...]) -> None:
+    try:
+        work(*args)
+    except Exception:
+        logger.exception("work=%s | background work failed", work.__name__)

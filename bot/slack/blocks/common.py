@@ -3,6 +3,7 @@ the small blocks every message is made of. Pure functions, no I/O."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -28,13 +29,23 @@ class Rendered:
     blocks: list[dict[str, Any]] = field(default_factory=list)
 
 
+_PARTIAL_ENTITY = re.compile(r"&[a-z]{0,3}$")
+
+
 def cut(text: str, limit: int) -> str:
-    """`text` shortened to `limit` characters, ending in an ellipsis when cut."""
-    return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
+    """`text` shortened to `limit` characters, ending in an ellipsis when cut (never in the
+    middle of an escaped `&amp;`, `&lt;` or `&gt;`)."""
+    if len(text) <= limit:
+        return text
+    return _PARTIAL_ENTITY.sub("", text[: max(limit - 1, 0)]) + "…"
 
 
 def escape(text: str) -> str:
-    """Text from a file made safe for mrkdwn (no mentions, links or formatting injected)."""
+    """A value from a file, a person or the model made safe for mrkdwn and for a message's
+    notification text: `&`, `<` and `>` as Slack's entities, so no mention (`<@U…>`,
+    `<!here>`), channel or link (`<https://…|…>`) can be injected. Every such value goes
+    through here (or `code`) before it reaches a mrkdwn text or a `Rendered.text`; `plain_text`
+    objects (labels, headers, options) are not parsed by Slack and take values as they are."""
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
@@ -44,7 +55,9 @@ def code(text: str, limit: int = 80) -> str:
 
 
 def mention(user: str) -> str:
-    """A person (or a user group, `S…`) as Slack shows it."""
+    """A person (or a user group, `S…`) as Slack shows it: the bot's own mentions, of ids
+    Slack gave it (escaped all the same, so an id can never close the mention early)."""
+    user = escape(user)
     return f"<!subteam^{user}>" if user.startswith("S") else f"<@{user}>"
 
 

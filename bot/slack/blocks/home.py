@@ -16,6 +16,7 @@ from bot.slack.blocks.common import (
     context,
     cut,
     dicts,
+    escape,
     mention,
     note,
     section,
@@ -67,7 +68,7 @@ def status_message(report: InvestigationStatusReport) -> Rendered:
         blocks.append(section("*Refused decisions*\n" + "\n".join(lines)))
     if report.outcome is not None:
         outcome = report.outcome
-        counts = ", ".join(f"{k} {v}" for k, v in sorted(outcome.counts.items()) if v)
+        counts = ", ".join(f"{escape(k)} {v}" for k, v in sorted(outcome.counts.items()) if v)
         blocks.append(
             section(
                 f"*Outcome* of {outcome.pause_id}: {sum(outcome.counts.values())} exceptions"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.slack.blocks.common import Rendered, code, dicts, plain, section
+from bot.slack.blocks.common import Rendered, code, cut, dicts, escape, plain, section
 
 TOOL_WORDS = {
     "inspect_datasets": "inspected the files",
@@ -18,7 +18,8 @@ TOOL_WORDS = {
 def progress_message(names: Sequence[str], done: Sequence[str]) -> Rendered:
     """The one progress message of a thread: what the agent has done so far."""
     files = ", ".join(code(n, 60) for n in names)
-    steps = [TOOL_WORDS.get(d, d.replace("_", " ")) for d in done]
+    # A name not in TOOL_WORDS is whatever tool the model asked for: a value, escaped.
+    steps = [TOOL_WORDS.get(d) or escape(cut(d.replace("_", " "), 60)) for d in done]
     status = ("; ".join(steps[-4:]) + "…") if steps else "reading the files…"
     text = f":mag: Investigating {files}: {status}"
     return Rendered(plain(text), dicts([section(text)]))

@@ -94,9 +94,26 @@ def _coverage(request: ApprovalRequest) -> ContextBlock:
         f"{request.investigation_id} · revision {request.revision} · request {request.pause_id}"
         f" · inputs `{short_digest(request.input_identity)}`{mapping}"
         f" · policy `{short_digest(request.policy_version)}`"
-        f" · requested by {mention(request.requested_by)}"
+        f" · requested by {_person(request.requested_by)}"
+        f"{_makers(request)}"
         f" · expires {when(request.expires_at)}"
     )
+
+
+def _person(user: str) -> str:
+    """A maker as people read them: a Slack mention, or a terminal account (`os:alice`)."""
+    return f"`{escape(user)}`" if user.startswith("os:") else mention(user)
+
+
+def _makers(request: ApprovalRequest) -> str:
+    """Who else made this request (replaced a file, edited the reading): four-eyes excludes
+    them all, so the request says who they are."""
+    others = [u for u in request.requesters if u != request.requested_by]
+    if not others:
+        return ""
+    edited = {who for who, _ in request.edits}
+    words = [f"{_person(u)} ({'edited' if u in edited else 'uploaded'})" for u in others]
+    return " · also made by " + ", ".join(words)
 
 
 def _clarifications(request: ApprovalRequest) -> list[Block]:

@@ -37,6 +37,9 @@ from bot.slack.payloads import ButtonValue
 MAY_NOT_DECIDE = "You may not decide this request."
 INTERNAL_FAILURE = "an internal error"
 RESTARTED_WHILE_RECONCILING = "the bot restarted while reconciling"
+_SLACK_ID = re.compile(r"[UW][A-Z0-9]{2,20}")
+"""A Slack user id: only such an id in a refusal's words becomes a mention (never the
+system actor `reconbot`, never a value)."""
 
 
 @dataclass(frozen=True)
@@ -49,20 +52,22 @@ class ExceptionsFile:
 
 
 def _finding_line(finding: dict[str, Any]) -> str:
-    orders = ", ".join(finding.get("order_ids") or []) or "-"
-    payments = ", ".join(finding.get("payment_ids") or []) or "-"
-    currency = finding.get("currency") or ""
-    expected = finding.get("expected") or "nothing"
-    actual = finding.get("actual") or "nothing"
+    """One finding as a line; every value in it (ids, amounts, currency, file names, even the
+    category) comes from the files and is escaped."""
+    orders = ", ".join(str(i) for i in finding.get("order_ids") or []) or "-"
+    payments = ", ".join(str(i) for i in finding.get("payment_ids") or []) or "-"
+    currency = escape(cut(str(finding.get("currency") or ""), 40))
+    expected = escape(cut(str(finding.get("expected") or "nothing"), 80))
+    actual = escape(cut(str(finding.get("actual") or "nothing"), 80))
     where = "; ".join(
         f"{e['file']} rows {', '.join(str(r) for r in e['rows'][:10])}"
         + (" …" if len(e["rows"]) > 10 else "")
         for e in finding.get("evidence") or []
     )
     return (
-        f"• *{finding.get('category')}*: orders {code(orders, 120)}, "
+        f"• *{escape(str(finding.get('category')))}*: orders {code(orders, 120)}, "
         f"payments {code(payments, 120)};"
-        f" expected {escape(expected)} {currency}, found {escape(actual)} {currency}"
+        f" expected {expected} {currency}, found {actual} {currency}"
         + (f" ({escape(where)})" if where else "")
     )
 
@@ -71,13 +76,16 @@ def results_message(outcome: Outcome, user: str) -> Rendered:
     """The outcome in the thread: counts per category, the first findings with evidence."""
     total = sum(outcome.counts.values())
     summary = outcome.summary
+    orders = escape(str(summary.get("orders", "?")))
+    payments = escape(str(summary.get("payments", "?")))
     head = (
         f":white_check_mark: *Reconciled* revision {outcome.revision} of "
         f"{outcome.investigation_id}, approved by {mention(user)}: "
-        f"{summary.get('orders', '?')} orders against {summary.get('payments', '?')} payments, "
-        f"*{total} exceptions*."
+        f"{orders} orders against {payments} payments, *{total} exceptions*."
     )
-    counts = [f"{name}: *{count}*" for name, count in sorted(outcome.counts.items()) if count]
+    counts = [
+        f"{escape(name)}: *{count}*" for name, count in sorted(outcome.counts.items()) if count
+    ]
     blocks: list[Block] = [section(head)]
     if counts:
         blocks.append(SectionBlock(fields=[MarkdownTextObject(text=c) for c in counts[:10]]))
@@ -145,11 +153,15 @@ def refusal_message(
 ) -> Rendered:
     """A refused click, for the clicker alone: why, in words, and the reason code.
 
-    `people` are the user ids the words may name (who decided, who asked), shown as mentions.
+    `people` are the user ids the words may name (who decided, who asked): the guard's
+    "by U…" naming one is shown as a mention, once; the same id anywhere else in the words (a
+    rejection's reason, written by a person) stays text.
     """
     text = f":no_entry: {escape(words)}"
-    for person in people:
-        text = re.sub(rf"\b{re.escape(person)}\b", mention(person), text)
+    for person in dict.fromkeys(people):
+        if _SLACK_ID.fullmatch(person):
+            # `person` is [UW][A-Z0-9]+: its mention holds no backslash for re.sub to read
+            text = re.sub(rf"\bby {person}\b", f"by {mention(person)}", text, count=1)
     if who_may:
         text += f"\nWho may approve: {who_may}"
     text += f"\n_Reason: {reason}_"
@@ -163,5 +175,7 @@ def who_may_approve(approvers: Sequence[str], requester: str, self_approval: boo
 
 
 def answer_message(text: str) -> Rendered:
-    """The agent's answer to a question in the thread."""
-    return Rendered(cut(text, 3000), dicts([section(escape(text))]))
+    """The agent's answer to a question in the thread (the model's words, escaped in the
+    blocks and in the notification text alike)."""
+    safe = escape(text)
+    return Rendered(cut(safe, 3000), dicts([section(safe)]))

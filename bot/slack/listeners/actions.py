@@ -28,13 +28,22 @@ logger = logging.getLogger(__name__)
 def register(app: App, service: UseCases, handlers: Handlers) -> None:
     """Register the action listeners."""
 
+    def _click(body: dict[str, Any]) -> Click | None:
+        """The click, or None (logged) for a payload without a clicker or a channel: there is
+        nobody to tell, and nothing is done."""
+        try:
+            return Click.from_body(body)
+        except MalformedRequestError:
+            logger.warning("a block action without a user or a channel; ignored")
+            return None
+
     def _decision(click: Click) -> ButtonValue | None:
         """The decision button's value, or None after telling the clicker it is not ours."""
         try:
             return ButtonValue.decode(click.value)
         except MalformedRequestError as error:
             logger.warning("user=%s | a decision button that reconbot did not issue", click.user)
-            handlers.work.submit(
+            handlers.work.decide(
                 handlers.messages.refuse, click.channel, click.user, click.thread_ts, error
             )
             return None
@@ -42,36 +51,40 @@ def register(app: App, service: UseCases, handlers: Handlers) -> None:
     @app.action(blocks.APPROVE)
     def on_approve(ack: Ack, body: dict[str, Any]) -> None:
         ack()
-        click = Click.from_body(body)
-        button = _decision(click)
-        if button is not None:
-            handlers.work.submit(handlers.decisions.approve, click, button)
+        click = _click(body)
+        button = _decision(click) if click else None
+        if click is not None and button is not None:
+            handlers.work.decide(handlers.decisions.approve, click, button)
 
     @app.action(blocks.RETRY)
     def on_retry(ack: Ack, body: dict[str, Any]) -> None:
         ack()
-        click = Click.from_body(body)
-        button = _decision(click)
-        if button is not None:
-            handlers.work.submit(handlers.decisions.approve, click, button)
+        click = _click(body)
+        button = _decision(click) if click else None
+        if click is not None and button is not None:
+            handlers.work.decide(handlers.decisions.approve, click, button)
 
     @app.action(blocks.INVESTIGATE_AGAIN)
     def on_investigate_again(ack: Ack, body: dict[str, Any]) -> None:
         ack()
-        handlers.work.submit(handlers.intake.investigate_again, Click.from_body(body))
+        click = _click(body)
+        if click is not None:
+            handlers.work.submit(handlers.intake.investigate_again, click)
 
     @app.action(re.compile(f"^{blocks.ANSWER}:"))
     def on_answer(ack: Ack, body: dict[str, Any]) -> None:
         ack()
-        click = Click.from_body(body)
+        click = _click(body)
+        if click is None:
+            return
         try:
             answer = ClarificationAnswer.from_body(body)
         except MalformedRequestError as error:
-            handlers.work.submit(
+            handlers.work.decide(
                 handlers.messages.refuse, click.channel, click.user, click.thread_ts, error
             )
             return
-        handlers.work.submit(handlers.decisions.answer, click, answer)
+        handlers.work.decide(handlers.decisions.answer, click, answer)
 
     def _pending(click: Click) -> tuple[ModalMetadata, ApprovalRequest] | None:
         """The metadata for a decision modal, or None after telling the clicker why not."""
@@ -81,7 +94,7 @@ def register(app: App, service: UseCases, handlers: Handlers) -> None:
         try:
             state = service.decisions.decidable(button.pause_id, button.authorization, click.origin)
         except ApprovalRefusedError as refusal:
-            handlers.work.submit(
+            handlers.work.decide(
                 handlers.messages.refuse, click.channel, click.user, click.thread_ts, refusal
             )
             return None
@@ -98,9 +111,9 @@ def register(app: App, service: UseCases, handlers: Handlers) -> None:
     @app.action(blocks.REJECT)
     def on_reject(ack: Ack, body: dict[str, Any], client: WebClient) -> None:
         ack()
-        click = Click.from_body(body)
-        found = _pending(click)
-        if found is not None:
+        click = _click(body)
+        found = _pending(click) if click else None
+        if click is not None and found is not None:
             metadata, request = found
             client.views_open(
                 trigger_id=click.trigger_id, view=blocks.reject_modal(request, metadata)
@@ -109,13 +122,13 @@ def register(app: App, service: UseCases, handlers: Handlers) -> None:
     @app.action(blocks.EDIT)
     def on_edit(ack: Ack, body: dict[str, Any], client: WebClient) -> None:
         ack()
-        click = Click.from_body(body)
-        found = _pending(click)
-        if found is not None:
+        click = _click(body)
+        found = _pending(click) if click else None
+        if click is not None and found is not None:
             metadata, request = found
             opened = client.views_open(
                 trigger_id=click.trigger_id, view=blocks.loading_modal("Edit the mapping")
             )
-            handlers.work.submit(
+            handlers.work.decide(
                 handlers.decisions.show_edit_modal, opened["view"]["id"], request, metadata
             )

@@ -17,7 +17,7 @@ _MENTION = re.compile(r"<@[A-Z0-9]+>")
 
 def question_text(text: str) -> str:
     """A message's text without mentions of the bot or anyone else."""
-    return _MENTION.sub("", text or "").strip()
+    return _MENTION.sub("", text if isinstance(text, str) else "").strip()
 
 
 def register(app: App, service: UseCases, handlers: Handlers) -> None:
@@ -52,11 +52,13 @@ def register(app: App, service: UseCases, handlers: Handlers) -> None:
             return  # the app_mention of the same message answers it
         if not question_text(text):
             return
-        if service.queries.find_by_thread(str(event["channel"]), str(event["thread_ts"])) is None:
+        if not isinstance(event.get("channel"), str) or not isinstance(event["thread_ts"], str):
+            return
+        if service.queries.find_by_thread(event["channel"], event["thread_ts"]) is None:
             return  # a thread that is not an investigation's: not ours to answer
         handlers.work.submit(handlers.questions.question, event, question_text(text))
 
     @app.event("app_home_opened")
     def on_home_opened(event: dict[str, Any]) -> None:
-        if event.get("tab", "home") == "home":
-            handlers.work.submit(handlers.questions.publish_home, str(event["user"]))
+        if event.get("tab", "home") == "home" and isinstance(event.get("user"), str):
+            handlers.work.submit(handlers.questions.publish_home, event["user"])

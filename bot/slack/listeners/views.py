@@ -11,30 +11,53 @@ from slack_bolt import Ack, App
 from agent.errors import MalformedRequestError
 from bot.slack import blocks
 from bot.slack.handlers import Handlers
-from bot.slack.payloads import ModalMetadata, option_lines_problem
+from bot.slack.payloads import NOT_ISSUED, ModalMetadata, option_lines_problem
 
 
 def edited_fields(view: dict[str, Any]) -> dict[str, str]:
     """The fields whose column the person changed: `role.field` -> chosen column position, and
     each file's reading options as written: `options.role` -> the text."""
-    values = (view.get("state") or {}).get("values") or {}
-    changed = {}
-    for block in view.get("blocks") or []:
-        if block.get("type") != "input":
-            continue
-        block_id = block.get("block_id", "")
+    view = _dict(view)
+    values = _dict(_dict(view.get("state")).get("values"))
+    changed: dict[str, str] = {}
+    for block in input_blocks(view):
+        block_id = block["block_id"]
+        entered = _dict(values.get(block_id))
         if block_id.startswith(blocks.OPTIONS_BLOCK_PREFIX):
-            text = ((values.get(block_id) or {}).get(blocks.OPTIONS_INPUT) or {}).get("value")
-            if text and text.strip():
-                changed[block_id] = str(text)
+            text = _dict(entered.get(blocks.OPTIONS_INPUT)).get("value")
+            if isinstance(text, str) and text.strip():
+                changed[block_id] = text
             continue
-        initial = (block.get("element") or {}).get("initial_option") or {}
-        chosen = ((values.get(block_id) or {}).get(blocks.COLUMN_INPUT) or {}).get(
-            "selected_option"
-        ) or {}
-        if chosen.get("value") is not None and chosen.get("value") != initial.get("value"):
-            changed[block_id] = str(chosen["value"])
+        initial = _dict(_dict(block.get("element")).get("initial_option")).get("value")
+        chosen = _dict(_dict(entered.get(blocks.COLUMN_INPUT)).get("selected_option")).get("value")
+        if isinstance(chosen, str) and chosen != initial:
+            changed[block_id] = chosen
     return changed
+
+
+def _dict(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def input_blocks(view: dict[str, Any]) -> list[dict[str, Any]]:
+    """The view's input blocks that have a block id (as every input the bot renders has)."""
+    found = view.get("blocks")
+    return [
+        b
+        for b in (found if isinstance(found, list) else [])
+        if isinstance(b, dict) and b.get("type") == "input" and isinstance(b.get("block_id"), str)
+    ]
+
+
+def _reason(view: dict[str, Any]) -> str:
+    values = _dict(_dict(view.get("state")).get("values"))
+    reason = _dict(_dict(values.get(blocks.REASON_BLOCK)).get(blocks.REASON_INPUT)).get("value")
+    return reason if isinstance(reason, str) else ""
+
+
+def _user(body: dict[str, Any]) -> str | None:
+    user = _dict(body.get("user")).get("id")
+    return user if isinstance(user, str) and user else None
 
 
 def register(app: App, handlers: Handlers) -> None:
@@ -42,10 +65,8 @@ def register(app: App, handlers: Handlers) -> None:
 
     @app.view(blocks.REJECT_VIEW)
     def on_reject(ack: Ack, body: dict[str, Any], view: dict[str, Any]) -> None:
-        values = view["state"]["values"]
-        reason = ((values.get(blocks.REASON_BLOCK) or {}).get(blocks.REASON_INPUT) or {}).get(
-            "value"
-        ) or ""
+        view, user = _dict(view), _user(body)
+        reason = _reason(view)
         if not reason.strip():
             ack(
                 response_action="errors",
@@ -54,24 +75,26 @@ def register(app: App, handlers: Handlers) -> None:
             return
         try:
             metadata = ModalMetadata.decode(view.get("private_metadata"))
+            if user is None:
+                raise MalformedRequestError(NOT_ISSUED)
         except MalformedRequestError as error:
             ack(response_action="errors", errors={blocks.REASON_BLOCK: str(error)})
             return
         ack()
-        handlers.work.submit(
-            handlers.decisions.reject, metadata, str(body["user"]["id"]), reason.strip()
-        )
+        handlers.work.decide(handlers.decisions.reject, metadata, user, reason.strip())
 
     @app.view(blocks.EDIT_VIEW)
     def on_edit(ack: Ack, body: dict[str, Any], view: dict[str, Any]) -> None:
+        view, user = _dict(view), _user(body)
         changed = edited_fields(view)
-        inputs = [b["block_id"] for b in view.get("blocks") or [] if b.get("type") == "input"]
+        inputs = [b["block_id"] for b in input_blocks(view)]
+        if not inputs:
+            ack()  # not a form reconbot issued: nothing to change, nothing done
+            return
         if not changed:
             ack(
                 response_action="errors",
-                errors={inputs[0]: "Choose a different column for at least one field, or cancel."}
-                if inputs
-                else {},
+                errors={inputs[0]: "Choose a different column for at least one field, or cancel."},
             )
             return
         problems = {
@@ -85,8 +108,10 @@ def register(app: App, handlers: Handlers) -> None:
             return
         try:
             metadata = ModalMetadata.decode(view.get("private_metadata"))
+            if user is None:
+                raise MalformedRequestError(NOT_ISSUED)
         except MalformedRequestError as error:
             ack(response_action="errors", errors={inputs[0]: str(error)})
             return
         ack()
-        handlers.work.submit(handlers.decisions.edit, metadata, str(body["user"]["id"]), changed)
+        handlers.work.decide(handlers.decisions.edit, metadata, user, changed)
