@@ -326,8 +326,11 @@ def get_evidence(tool_context: ToolContext, identifier: str) -> dict[str, Any]:
             error=True,
         )
     files = {ref.role.value: ref.name for ref in context.files.values()}
-    with context.blobs.local_copy(outcome.export_digest) as export:
-        found = findings_for(export, identifier)
+    try:
+        with context.blobs.local_copy(outcome.export_digest) as export:
+            found = findings_for(export, identifier)
+    except ReconbotError as error:
+        return result({"error": str(error)}, error=True)
     return result({"identifier": identifier, "files": files, "findings": found})
 
 
