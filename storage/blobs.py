@@ -278,7 +278,12 @@ def open_blob_store(url: str, *, s3_endpoint_url: str | None = None) -> BlobStor
         bucket, _, prefix = url.removeprefix("s3://").partition("/")
         if not bucket:
             raise ConfigurationError("RECONBOT_BLOB_URL s3://… needs a bucket: s3://bucket/prefix")
-        client = boto3.client("s3", endpoint_url=s3_endpoint_url)
+        from botocore.config import Config
+
+        # A store that is down must not hold a worker for minutes (botocore's defaults: a 60 s
+        # connect timeout, five attempts): fail fast, and say so in words.
+        config = Config(connect_timeout=5, read_timeout=60, retries={"max_attempts": 3})
+        client = boto3.client("s3", endpoint_url=s3_endpoint_url, config=config)
         return S3BlobStore(client, bucket, prefix)
     raise ConfigurationError(
         f"RECONBOT_BLOB_URL must start with file:// or s3://, not {url.split(':')[0]!r}"
