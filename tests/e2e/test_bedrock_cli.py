@@ -54,7 +54,16 @@ def _paused_and_approved(demo: Path, folder: Path, env: dict[str, str]) -> dict[
     )
     assert paused.returncode == 0, paused.stderr
     request = json.loads(paused.stdout.splitlines()[0])
-    decided = reconbot("decide", str(request["pause_id"]), "approve", "--json", cwd=folder, env=env)
+    decided = reconbot(
+        "decide",
+        str(request["pause_id"]),
+        "approve",
+        "--authorization",
+        str(request["authorization_identity"]),
+        "--json",
+        cwd=folder,
+        env=env,
+    )
     assert decided.returncode == 0, decided.stderr
     return dict(json.loads(decided.stdout.splitlines()[0]))
 
