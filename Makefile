@@ -37,6 +37,7 @@ test: lint
 bench: $(VENV)/.synced
 	$(VENV)/bin/python scripts/benchmark.py
 	$(VENV)/bin/python scripts/ack_latency.py
+	$(VENV)/bin/python scripts/click_latency.py
 
 clean:
 	rm -rf .uv $(VENV) var bench-data

@@ -5,6 +5,11 @@ kinds of value a column holds (numbers and in which format, timestamps and in wh
 currency codes, identifiers), how many are filled and distinct, and a few sample values to show
 the person approving the mapping. Sample values are never logged.
 
+The kinds are read from each column's first filled values: `PROFILE_VALUES` of them while the
+file's columns fit in `PROFILE_CELLS` values in all (every export of normal width). A wider
+file shares that budget across its columns, the columns whose header names a field first
+(`profile_depths`), so profiling costs about the same whatever the width.
+
 The helpers at the end read the sampled rows across columns, for inference to settle a choice
 by the data: which rows succeeded, whether two amount columns hold the same numbers, whether
 two id columns tell the rows apart alike.
@@ -14,7 +19,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -37,6 +43,10 @@ _SYMBOL = re.compile(f"[{CURRENCY_SYMBOLS}]")
 _EDGE_CODE = re.compile(r"^\s*-?\s*([A-Za-z]{3})\b|\b([A-Za-z]{3})\s*$")
 REF_SPLIT = re.compile(r"[\s,;|/&+]+")
 MARK_SHARE = 0.9
+# Values profiled per file: 20 columns at PROFILE_VALUES each. A wider file's columns share it,
+# the columns whose header names a field first, each reading at least MIN_PROFILE_VALUES.
+PROFILE_CELLS = 20 * PROFILE_VALUES
+MIN_PROFILE_VALUES = 50
 
 
 def normalize_key(value: str) -> str:
@@ -77,6 +87,8 @@ class ColumnProfile:
     multi_reference_share: float
     reference_share: float
     currency_mark: str | None = None
+    # How many filled values the kinds were read from (at most PROFILE_VALUES).
+    profiled: int = 0
 
     @property
     def fill_share(self) -> float:
@@ -93,19 +105,44 @@ class ColumnProfile:
         return self.numeric_share >= 0.9 and self.number_format is not None
 
 
-def profile_sample(sample: CsvSample) -> list[ColumnProfile]:
-    """A profile per column of the sampled file, in header order."""
+def profile_depths(columns: list[str], named: Collection[str] = ()) -> dict[str, int]:
+    """How many filled values of each column its kinds are read from.
+
+    `PROFILE_VALUES` each while all columns fit in `PROFILE_CELLS`. A wider file shares the
+    budget: the `named` columns (their header names a field) first, then the other columns
+    share what is left; every column reads at least `MIN_PROFILE_VALUES`.
+    """
+    if len(columns) * PROFILE_VALUES <= PROFILE_CELLS:
+        return dict.fromkeys(columns, PROFILE_VALUES)
+    first = sum(1 for c in columns if c in named)
+    rest = len(columns) - first
+    first_depth = max(MIN_PROFILE_VALUES, min(PROFILE_VALUES, PROFILE_CELLS // max(1, first)))
+    left = max(0, PROFILE_CELLS - first_depth * first) // max(1, rest)
+    rest_depth = max(MIN_PROFILE_VALUES, min(PROFILE_VALUES, left))
+    return {c: first_depth if c in named else rest_depth for c in columns}
+
+
+def profile_sample(sample: CsvSample, named: Collection[str] = ()) -> list[ColumnProfile]:
+    """A profile per column of the sampled file, in header order.
+
+    `named` are the columns whose header names a field: a file too wide for every column to be
+    read to `PROFILE_VALUES` reads them deepest (see `profile_depths`).
+    """
     prefer_comma = sample.layout.delimiter == ";"
-    profiles = []
-    for index, name in enumerate(sample.layout.columns):
-        values = [row[index] for row in sample.rows]
-        profiles.append(_profile(name, values, prefer_decimal_comma=prefer_comma))
-    return profiles
+    columns = list(sample.layout.columns)
+    depths = profile_depths(columns, named)
+    by_column = zip(*sample.rows, strict=True) if sample.rows else ((),) * len(columns)
+    return [
+        _profile(name, values, depth=depths[name], prefer_decimal_comma=prefer_comma)
+        for name, values in zip(columns, by_column, strict=True)
+    ]
 
 
-def _profile(name: str, values: list[str], *, prefer_decimal_comma: bool) -> ColumnProfile:
+def _profile(
+    name: str, values: Sequence[str], *, depth: int, prefer_decimal_comma: bool
+) -> ColumnProfile:
     filled = [v for v in values if v.strip()]
-    head = filled[:PROFILE_VALUES]
+    head = filled[:depth]
     fmt, numeric_share = detect_number_format(head, prefer_decimal_comma=prefer_decimal_comma)
     decimals = decimals_used(head, fmt) if fmt else 0
     pattern, ts_share, guessed = detect_timestamp_format(head) if head else (None, 0.0, False)
@@ -115,6 +152,9 @@ def _profile(name: str, values: list[str], *, prefer_decimal_comma: bool) -> Col
             samples.append(value)
         if len(samples) == 3:
             break
+    # Each test once per distinct value, counted as often as the value occurs.
+    counts = Counter(head)
+    tokens = {value: len(reference_tokens(value)) for value in counts}
 
     return ColumnProfile(
         name=name,
@@ -129,22 +169,23 @@ def _profile(name: str, values: list[str], *, prefer_decimal_comma: bool) -> Col
         timestamp_pattern=pattern if ts_share > 0 else None,
         timestamp_share=ts_share,
         day_month_guessed=guessed,
-        currency_share=_share(head, is_currency_code),
-        boolean_share=_boolean_share(head),
-        id_like_share=_share(head, _is_id_like),
-        multi_reference_share=_share(head, lambda v: len(reference_tokens(v)) > 1),
-        reference_share=_share(head, lambda v: bool(reference_tokens(v))),
+        currency_share=_share(counts, is_currency_code),
+        boolean_share=_boolean_share(counts),
+        id_like_share=_share(counts, _is_id_like),
+        multi_reference_share=_share(counts, lambda v: tokens[v] > 1),
+        reference_share=_share(counts, lambda v: tokens[v] > 0),
         currency_mark=_currency_mark(head) if fmt is not None else None,
+        profiled=len(head),
     )
 
 
-def _boolean_share(values: list[str]) -> float:
+def _boolean_share(counts: Counter[str]) -> float:
     """The share of values that read as booleans, in a column whose every value could be one.
 
     A column of `0` and `1` is a flag; a column of amounts that are mostly `0` is not.
     """
-    words = {v.strip().lower() for v in values}
-    return _share(values, lambda v: v.strip().lower() in _BOOLEAN) if words <= _BOOLEAN else 0.0
+    words = {v.strip().lower() for v in counts}
+    return _share(counts, lambda v: v.strip().lower() in _BOOLEAN) if words <= _BOOLEAN else 0.0
 
 
 def _currency_mark(values: list[str]) -> str | None:
@@ -171,10 +212,12 @@ def _is_id_like(value: str) -> bool:
     return bool(_ID_LIKE.match(value) and _HAS_DIGIT.search(value) and not _DECIMAL.match(value))
 
 
-def _share(values: list[str], test: Callable[[str], bool]) -> float:
-    if not values:
+def _share(counts: Counter[str], test: Callable[[str], bool]) -> float:
+    """The share of values passing `test`; `counts` holds each distinct value and its count."""
+    total = counts.total()
+    if not total:
         return 0.0
-    return sum(1 for v in values if test(v)) / len(values)
+    return sum(n for v, n in counts.items() if test(v)) / total
 
 
 # --- evidence from the sampled rows -------------------------------------------------------------

@@ -12,6 +12,10 @@ Every question mapping inference asks is decided here:
   is ruled out. Any close candidate left makes the field ambiguous: its confidence is halved,
   its reason reads `ambiguous: ...`, and the person is asked to choose. Optional fields take
   their best plausible column without asking.
+- A field inference could not compare in full (see `bounds`): more close candidates than
+  `CLOSE_CANDIDATES` are asked about without settling (the question names the best of
+  them), and once the time budget is spent, a required field with more than one candidate is
+  asked, never picked: confidence halved, reason `not compared: ...`.
 - The files: identical files are refused, and two files whose role fits differ by less than
   `ROLE_MARGIN` make the person say which one is the orders export (`orders_file=NAME`).
 - The currency: a file without a currency column whose amounts do not say their currency (no
@@ -25,6 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agent.data.ingest import CsvSample
+from agent.data.mapping.bounds import CLOSE_CANDIDATES
 from agent.data.mapping.candidates import MIN_SCORE, Scored
 from agent.data.mapping.evidence import Evidence
 from agent.data.mapping.proposal import Clarification
@@ -57,7 +62,8 @@ def decide_field(
     """The verdict for `spec` from its candidates `found` (best first, columns still free).
 
     A required field with two plausible columns left after `settle`, or (unless it is the
-    currency, which the amounts may still say) with none, gets a question.
+    currency, which the amounts may still say) with none, gets a question; so does one with
+    more than one candidate once the time budget is spent.
     """
     viable = [c for c in found if c.score >= MIN_SCORE]
     if not viable:
@@ -65,10 +71,12 @@ def decide_field(
         if spec.required and spec.kind != "currency":
             question = _none_fits(role, spec, found, evidence.sample)
         return FieldVerdict(None, 0.0, "no column fits", question)
+    if spec.required and len(found) > 1 and evidence.budget.exhausted():
+        return _not_compared(role, spec, found, evidence)
     best, *rivals = settle(spec, viable, evidence) if spec.required else viable[:1]
     if not rivals:
         return FieldVerdict(best.column, round(min(1.0, best.score), 2), best.reason)
-    names = [best.column, *(c.column for c in rivals)]
+    names = [best.column, *(c.column for c in rivals)][:CLOSE_CANDIDATES]
     question = Clarification(
         role=role,
         field=spec.name,
@@ -82,6 +90,28 @@ def decide_field(
     )
     confidence = round(min(1.0, best.score) * 0.5, 2)
     return FieldVerdict(best.column, confidence, "ambiguous: " + ", ".join(names), question)
+
+
+def _not_compared(
+    role: Role, spec: FieldSpec, found: list[Scored], evidence: Evidence
+) -> FieldVerdict:
+    """The question for a required field whose candidates (best first, the best plausible)
+    the time budget left uncompared."""
+    names = [c.column for c in found[:CLOSE_CANDIDATES]]
+    name = evidence.sample.layout.file_name
+    question = Clarification(
+        role=role,
+        field=spec.name,
+        question=(
+            f"Which column of {name} holds the {spec.name} ({spec.description})? "
+            "The files are too large to compare their columns' values in time; "
+            + ", ".join(f'"{n}"' for n in names)
+            + " could hold it."
+        ),
+        choices=names,
+    )
+    confidence = round(min(1.0, found[0].score) * 0.5, 2)
+    return FieldVerdict(found[0].column, confidence, "not compared: " + ", ".join(names), question)
 
 
 def _none_fits(
@@ -112,6 +142,8 @@ def settle(spec: FieldSpec, viable: list[Scored], evidence: Evidence) -> list[Sc
     close = [c for c in others if best.score - c.score < AMBIGUITY_MARGIN]
     if not close:
         return [best]
+    if len(close) >= CLOSE_CANDIDATES or evidence.budget.exhausted():
+        return [best, *close]  # too many to compare, or no time left: the person chooses
     if spec.kind == "id":
         alike = [c for c in close if evidence.interchangeable(best.column, c.column)]
         if alike:

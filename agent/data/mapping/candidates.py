@@ -5,13 +5,18 @@ nothing known, from its values alone, and weighted by how well its values fit th
 (numbers, currency codes, timestamps, identifiers). Order-key candidates are then raised or
 lowered by how often their values meet across the two files. Inference works from headers and
 values, never from a vendor's name or a column position.
+
+Comparing values across files is bounded (see `bounds`): the best `COMPARED_CANDIDATES` of each
+side are compared, each distinct value once, the first `OVERLAP_VALUES` of them in all.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 from agent.data.ingest import CsvSample
+from agent.data.mapping.bounds import COMPARED_CANDIDATES, OVERLAP_VALUES, Budget
 from agent.data.mapping.headers import header_score
 from agent.data.profile import ColumnProfile, column_values, normalize_key, reference_tokens
 from agent.data.schema import FieldSpec, Role
@@ -107,29 +112,35 @@ def score_columns(spec: FieldSpec, profiles: list[ColumnProfile]) -> list[Scored
     return found
 
 
-def apply_key_overlap(scored: dict[Role, FieldCandidates], samples: dict[Role, CsvSample]) -> None:
-    """Raise key candidates whose values meet across the files; lower those that never do."""
-    order_keys = scored[Role.ORDERS]["order_id"]
-    refs = scored[Role.PAYMENTS]["order_id"]
+def apply_key_overlap(
+    scored: dict[Role, FieldCandidates], samples: dict[Role, CsvSample], budget: Budget
+) -> None:
+    """Raise key candidates whose values meet across the files; lower those that never do.
+
+    The best `COMPARED_CANDIDATES` of each side are compared (the others keep their scores).
+    Each distinct reference is read once and counted as often as it occurs; the compared
+    reference columns share `OVERLAP_VALUES` distinct references (each its first ones), so only
+    a file both long and wide compares a sample. A spent budget leaves every score as it was.
+    """
+    order_keys = scored[Role.ORDERS]["order_id"][:COMPARED_CANDIDATES]
+    refs = scored[Role.PAYMENTS]["order_id"][:COMPARED_CANDIDATES]
     if not order_keys or not refs:
         return
+    orders, payments = samples[Role.ORDERS], samples[Role.PAYMENTS]
     key_sets = {
-        c.column: {normalize_key(v) for v in column_values(samples[Role.ORDERS], c.column)}
+        c.column: {normalize_key(v) for v in set(column_values(orders, c.column))}
         for c in order_keys
     }
-    token_lists = {
-        c.column: [
-            t
-            for t in (reference_tokens(v) for v in column_values(samples[Role.PAYMENTS], c.column))
-            if t
-        ]
-        for c in refs
+    per_column = OVERLAP_VALUES // len(refs)
+    references = {
+        c.column: _References.of(column_values(payments, c.column), per_column) for c in refs
     }
     overlap: dict[tuple[str, str], float] = {}
     for key_column, keys in key_sets.items():
-        for ref_column, lists in token_lists.items():
-            hits = sum(1 for tokens in lists if any(t in keys for t in tokens))
-            overlap[(key_column, ref_column)] = hits / len(lists) if lists else 0.0
+        if budget.exhausted():
+            return
+        for ref_column, named in references.items():
+            overlap[(key_column, ref_column)] = named.share_in(keys)
     best_any = max(overlap.values())
     for group, position in ((order_keys, 0), (refs, 1)):
         for candidate in group:
@@ -140,4 +151,46 @@ def apply_key_overlap(scored: dict[Role, FieldCandidates], samples: dict[Role, C
             elif best_any >= 0.3:
                 candidate.score *= 0.5
                 candidate.reason += "; its values never match the other file"
-        group.sort(key=lambda c: -c.score)
+    for role in Role:
+        scored[role]["order_id"].sort(key=lambda c: -c.score)
+
+
+@dataclass(frozen=True)
+class _References:
+    """The order ids a reference column names, counted once per distinct reference.
+
+    `single` counts, per order id, the references naming only it; `multi` holds the references
+    naming several, with their counts; `total` counts every reference naming one at least.
+    """
+
+    total: int
+    single: dict[str, int]
+    multi: list[tuple[list[str], int]]
+
+    @classmethod
+    def of(cls, values: list[str], limit: int) -> _References:
+        """The references of `values`, the first `limit` distinct ones that name an order id."""
+        single: dict[str, int] = {}
+        multi: list[tuple[list[str], int]] = []
+        total = read = 0
+        for value, count in Counter(values).items():
+            tokens = reference_tokens(value)
+            if not tokens:
+                continue
+            if len(tokens) == 1:
+                single[tokens[0]] = single.get(tokens[0], 0) + count
+            else:
+                multi.append((tokens, count))
+            total += count
+            read += 1
+            if read == limit:
+                break
+        return cls(total, single, multi)
+
+    def share_in(self, keys: set[str]) -> float:
+        """The share of references naming an order id among `keys`."""
+        if not self.total:
+            return 0.0
+        hits = sum(map(self.single.__getitem__, keys.intersection(self.single)))
+        hits += sum(n for tokens, n in self.multi if any(t in keys for t in tokens))
+        return hits / self.total

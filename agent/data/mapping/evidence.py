@@ -5,15 +5,20 @@ column empty on successful rows, do two id columns tell the rows apart alike), a
 `apply_amount_agreement` records, per amount candidate, how often it equals the other file's
 amounts for the same order. The ambiguity rule (`ambiguity.settle`) uses both to settle close
 candidates before it asks a person.
+
+Both are bounded (see `bounds`): each column's amounts are read once, only the best
+`COMPARED_CANDIDATES` amount candidates are measured against the other file, and the `budget`
+says when to stop comparing.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 
 from agent.data.ingest import CsvSample
-from agent.data.mapping.candidates import MIN_SCORE, FieldCandidates
+from agent.data.mapping.bounds import COMPARED_CANDIDATES, Budget
+from agent.data.mapping.candidates import MIN_SCORE, FieldCandidates, Scored
 from agent.data.profile import (
     ColumnProfile,
     column_values,
@@ -41,10 +46,17 @@ class Evidence:
     profiles: dict[str, ColumnProfile]
     rows: list[int]
     successful: bool
+    budget: Budget
+    _amounts: dict[str, list[Decimal | None]] = field(default_factory=dict, init=False, repr=False)
 
     @classmethod
     def of(
-        cls, role: Role, sample: CsvSample, profiles: list[ColumnProfile], scored: FieldCandidates
+        cls,
+        role: Role,
+        sample: CsvSample,
+        profiles: list[ColumnProfile],
+        scored: FieldCandidates,
+        budget: Budget,
     ) -> Evidence:
         """The evidence of `sample`, with the successful rows its likeliest status column names."""
         status_field = "payment_status" if role is Role.PAYMENTS else "order_status"
@@ -53,7 +65,7 @@ class Evidence:
         if role is Role.PAYMENTS and status is not None:
             rows = success_rows(column_values(sample, status.column))
         everything = list(range(len(sample.rows)))
-        return cls(sample, {p.name: p for p in profiles}, rows or everything, bool(rows))
+        return cls(sample, {p.name: p for p in profiles}, rows or everything, bool(rows), budget)
 
     @property
     def where(self) -> str:
@@ -61,8 +73,11 @@ class Evidence:
         return "successful row" if self.successful else "row"
 
     def amounts(self, column: str) -> list[Decimal | None]:
-        """The values of an amount column, read with the number format of its profile."""
-        return read_amounts(column_values(self.sample, column), self.profiles[column].number_format)
+        """The values of an amount column, read with the number format of its profile (once)."""
+        if column not in self._amounts:
+            fmt = self.profiles[column].number_format
+            self._amounts[column] = read_amounts(column_values(self.sample, column), fmt)
+        return self._amounts[column]
 
     def agree(self, first: str, second: str) -> bool:
         """Whether two amount columns hold the same number on every compared row."""
@@ -97,11 +112,14 @@ def apply_amount_agreement(
 
     Used only to rule out a column under which (almost) nothing would match while another
     column matches (almost) everything: never to prefer the column that hides differences.
+    Only the best `COMPARED_CANDIDATES` of each side are measured; the others, and every
+    candidate once the budget is spent, stay unmeasured (-1).
     """
     orders, payments = evidence[Role.ORDERS], evidence[Role.PAYMENTS]
     keys, refs = scored[Role.ORDERS]["order_id"], scored[Role.PAYMENTS]["order_id"]
-    totals, captures = scored[Role.ORDERS]["order_amount"], scored[Role.PAYMENTS]["captured_amount"]
-    if not (keys and refs and totals and captures):
+    totals = scored[Role.ORDERS]["order_amount"][:COMPARED_CANDIDATES]
+    captures = scored[Role.PAYMENTS]["captured_amount"][:COMPARED_CANDIDATES]
+    if not (keys and refs and totals and captures) or orders.budget.exhausted():
         return
     order_rows: dict[str, int] = {}
     for i, key in enumerate(column_values(orders.sample, keys[0].column)):
@@ -126,10 +144,17 @@ def apply_amount_agreement(
 
     best_total = orders.amounts(totals[0].column)
     best_capture = payments.amounts(captures[0].column)
+    measured: list[tuple[Scored, float]] = []
     for candidate in totals:
-        candidate.agreement = share(orders.amounts(candidate.column), best_capture)
+        if orders.budget.exhausted():
+            return
+        measured.append((candidate, share(orders.amounts(candidate.column), best_capture)))
     for candidate in captures:
-        candidate.agreement = share(best_total, payments.amounts(candidate.column))
+        if orders.budget.exhausted():
+            return
+        measured.append((candidate, share(best_total, payments.amounts(candidate.column))))
+    for candidate, agreement in measured:
+        candidate.agreement = agreement
 
 
 def _same_money(first: Decimal, second: Decimal) -> bool:

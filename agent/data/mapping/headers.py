@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 from agent.data.schema import FieldSpec
 
@@ -33,6 +34,7 @@ _STOP_WORDS = frozenset(
 )
 
 
+@lru_cache(maxsize=4096)
 def normalize_header(name: str) -> str:
     """A header as aliases are written: folded words of letters and digits, one space.
 

@@ -4,7 +4,9 @@ Roles first (`roles`, or a person's `orders_file`), then per file the candidates
 (`candidates`), raised or lowered by what the other file says (key overlap, amount agreement,
 `evidence`), one proposal per file under the ambiguity rule (`dataset`, `ambiguity`), then the
 decisions that need both files: major or minor units (`amounts`) and the currency of a file
-without a currency column (`default_currency`).
+without a currency column (`default_currency`). Every step is bounded (`bounds`): a file of
+hundreds of columns costs about what an export of normal width does, and what cannot be
+compared in time is asked.
 """
 
 from __future__ import annotations
@@ -12,13 +14,13 @@ from __future__ import annotations
 from agent.data.ingest import CsvSample
 from agent.data.mapping.ambiguity import role_question
 from agent.data.mapping.amounts import decide_units
+from agent.data.mapping.bounds import Budget, profiles_of
 from agent.data.mapping.candidates import apply_key_overlap, score_columns
 from agent.data.mapping.dataset import dataset_proposal
 from agent.data.mapping.default_currency import decide_currencies
 from agent.data.mapping.evidence import Evidence, apply_amount_agreement
 from agent.data.mapping.proposal import Clarification, DatasetProposal, Proposal
 from agent.data.mapping.roles import role_fits, swap_from_answers
-from agent.data.profile import profile_sample
 from agent.data.schema import SCHEMA, Role
 
 
@@ -27,6 +29,7 @@ def infer_mapping(
     second: CsvSample,
     *,
     answers: dict[Role, dict[str, str]] | None = None,
+    budget: Budget | None = None,
 ) -> Proposal:
     """Propose which file holds orders and which payments, and a mapping for each.
 
@@ -36,9 +39,12 @@ def infer_mapping(
     chosen column is taken as given, and for `currency` a three-letter code that is not a
     column becomes the file's default currency. Raises UnknownColumnError for an answer naming
     a column the file does not have, MappingError for an option value that cannot work.
+    `budget` is the time inference may spend comparing values (`bounds.Budget`); once it is
+    spent, the fields it left uncompared are asked.
     """
     answers = answers or {}
-    profiles = [profile_sample(first), profile_sample(second)]
+    budget = budget or Budget()
+    profiles = [profiles_of(first), profiles_of(second)]
     straight, crossed = role_fits(profiles[0], profiles[1])
     clarifications: list[Clarification] = []
     chosen = swap_from_answers(answers, (first.layout.file_name, second.layout.file_name))
@@ -55,9 +61,9 @@ def infer_mapping(
         role: {spec.name: score_columns(spec, by_role[role]) for spec in SCHEMA[role]}
         for role in Role
     }
-    apply_key_overlap(scored, samples)
+    apply_key_overlap(scored, samples, budget)
     evidence = {
-        role: Evidence.of(role, samples[role], by_role[role], scored[role]) for role in Role
+        role: Evidence.of(role, samples[role], by_role[role], scored[role], budget) for role in Role
     }
     apply_amount_agreement(scored, evidence)
     datasets: dict[Role, DatasetProposal] = {}
@@ -65,6 +71,10 @@ def infer_mapping(
         datasets[role] = dataset_proposal(
             role, evidence[role], scored[role], clarifications, answers.get(role, {})
         )
+    if budget.spent:
+        for role in Role:
+            notes = [*datasets[role].notes, budget.note]
+            datasets[role] = datasets[role].model_copy(update={"notes": notes})
     decide_units(datasets, samples, answers)
     decide_currencies(datasets, evidence, clarifications)
     return Proposal(

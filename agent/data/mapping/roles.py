@@ -9,9 +9,10 @@ When the two fits are too close to call, `ambiguity.role_question` asks.
 from __future__ import annotations
 
 from agent.data.ingest import CsvSample
+from agent.data.mapping.bounds import profiles_of
 from agent.data.mapping.candidates import score_columns
 from agent.data.mapping.headers import normalize_header
-from agent.data.profile import ColumnProfile, profile_sample
+from agent.data.profile import ColumnProfile
 from agent.data.schema import SCHEMA, Role
 from agent.errors import MappingError
 
@@ -55,7 +56,7 @@ def role_fits(first: list[ColumnProfile], second: list[ColumnProfile]) -> tuple[
 
 def assign_roles(first: CsvSample, second: CsvSample) -> tuple[Role, Role]:
     """Which role each of two files plays, decided from content as `infer_mapping` decides it."""
-    straight, crossed = role_fits(profile_sample(first), profile_sample(second))
+    straight, crossed = role_fits(profiles_of(first), profiles_of(second))
     if crossed > straight:
         return Role.PAYMENTS, Role.ORDERS
     return Role.ORDERS, Role.PAYMENTS
@@ -63,7 +64,7 @@ def assign_roles(first: CsvSample, second: CsvSample) -> tuple[Role, Role]:
 
 def role_of(sample: CsvSample) -> Role:
     """The role one file most likely plays, from its headers and values alone."""
-    profiles = profile_sample(sample)
+    profiles = profiles_of(sample)
     return max(Role, key=lambda role: _role_fit(profiles, role))
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from agent.data.ingest import CsvSample
 from agent.data.keys import _first_error
+from agent.data.mapping.bounds import CLOSE_CANDIDATES
 from agent.data.mapping.headers import normalize_header
 from agent.data.mapping.proposal import FieldChoice
 from agent.data.policy import Policy
@@ -118,7 +119,8 @@ def _kind_column(
     every value has a known kind, with captures and at least one refund or row to ignore, is
     taken; failing that, the first where most values are known that way: its other values stay
     in no list, so validation asks what they are instead of reading a fee as a capture. A file
-    whose rows are all captures (and failed attempts) needs no row kinds.
+    whose rows are all captures (and failed attempts) needs no row kinds. The first
+    `CLOSE_CANDIDATES` type columns are read (see `bounds`).
     """
     status = next((c.column for c in choices if c.field == "payment_status"), None)
     typed = []
@@ -127,6 +129,7 @@ def _kind_column(
         if "type" in words and not words & _NOT_KIND_HEADERS:
             typed.append(name)
     order = [c for c in typed if c == status] + [c for c in typed if c != status]
+    order = order[:CLOSE_CANDIDATES]
     if status is not None and status not in order:
         order.append(status)
     partial: tuple[str, dict[str, str]] | None = None

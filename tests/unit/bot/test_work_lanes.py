@@ -5,6 +5,7 @@ lane."""
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -17,7 +18,7 @@ from agent.errors import ApprovalRefusedError
 from bot.slack import blocks
 from bot.slack.listeners import actions, events, views
 from bot.slack.payloads import AnswerBlockId, ButtonValue, ModalMetadata
-from bot.slack.work import BotWork
+from bot.slack.work import SWITCH_INTERVAL, BotWork
 from tests.standins.slack import SlackStandIn
 
 SECOND = 1.0
@@ -323,3 +324,8 @@ def test_clicks_go_to_the_decision_lane_and_events_to_the_heavy_one(
     routed: Routed, body: dict[str, Any], expected: tuple[str, str]
 ) -> None:
     assert routed.lanes(body) == [expected]
+
+
+def test_the_bot_hands_the_interpreter_over_often_enough_for_decisions(work: BotWork) -> None:
+    """Computing threads let a waiting decision run after at most SWITCH_INTERVAL."""
+    assert sys.getswitchinterval() <= SWITCH_INTERVAL

@@ -1,0 +1,83 @@
+"""The bounds of inference: what it costs stays flat however wide or long the files are.
+
+Inference compares columns with columns across two files, so a file of hundreds of columns
+would cost hundreds of times (pairs of columns times rows) what an export of normal width
+does. Every step is bounded instead. The bounds on comparing values are wide enough that an
+export of normal width (up to 16 reference and 20 amount columns, a full sample of rows) never
+meets them; the profile budget reads every column of a file of up to 20 columns in full:
+
+- Profiles read each column's first values, a file's columns sharing `profile.PROFILE_CELLS`
+  values, the columns whose header names a field first (`named_columns`).
+- Candidates are narrowed by header and by the kind of their values first (`candidates`);
+  only the best `COMPARED_CANDIDATES` of a field are compared with the other file's values
+  (key overlap, amount agreement). When more than `CLOSE_CANDIDATES` candidates of a field
+  are close, the ambiguity rule asks without settling them by the data, and a question names
+  at most that many.
+- Key overlap reads each distinct reference once, at most `OVERLAP_VALUES` of them over all
+  compared reference columns, and matches them to the other file's keys as a set
+  intersection: the cost is linear in the sample, not in rows times column pairs.
+- A time budget (`Budget`, CPU time of the inferring thread, so other work running at the
+  same time does not spend it): once spent, the steps that compare values stop, and a
+  required field with more than one candidate is asked (`ambiguity.decide_field`), never
+  guessed.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Collection
+
+from agent.data.ingest import SAMPLE_ROWS, CsvSample
+from agent.data.mapping.headers import header_score
+from agent.data.profile import ColumnProfile, profile_sample
+from agent.data.schema import SCHEMA
+
+# Candidates of one field compared with the other file's values (key overlap, amount agreement):
+# twice the most an export of normal width has (16 reference columns, 20 amount columns).
+COMPARED_CANDIDATES = 32
+# Distinct references read for key overlap, shared by the compared reference columns: 16
+# columns of a full sample (`ingest.SAMPLE_ROWS`) each.
+OVERLAP_VALUES = 16 * SAMPLE_ROWS
+# Candidates in doubt the data settles; more are asked about, and a question names at most
+# this many. Also the type columns read for row kinds.
+CLOSE_CANDIDATES = 8
+# CPU seconds inference may spend comparing values before it asks instead.
+TIME_BUDGET_SECONDS = 5.0
+
+
+class Budget:
+    """The CPU time left for one inference, and whether it ran out.
+
+    Measured on the inferring thread's clock (`time.thread_time`): uploads inspected in other
+    threads at the same time do not spend it, so a file gets the same answer under load.
+    """
+
+    def __init__(self, seconds: float = TIME_BUDGET_SECONDS) -> None:
+        self.seconds = seconds
+        self._deadline = time.thread_time() + seconds
+        self.spent = False
+
+    def exhausted(self) -> bool:
+        """Whether the budget is spent (for good: once spent, it stays spent)."""
+        if not self.spent and time.thread_time() > self._deadline:
+            self.spent = True
+        return self.spent
+
+    @property
+    def note(self) -> str:
+        """What a person reads about a spent budget."""
+        return (
+            f"the file is too large to compare all its columns' values within "
+            f"{self.seconds:g} s: the fields that have more than one candidate are asked"
+        )
+
+
+def named_columns(columns: Collection[str]) -> set[str]:
+    """The columns whose header names some field of either file (an alias or its words)."""
+    specs = [spec for role in SCHEMA for spec in SCHEMA[role]]
+    return {name for name in columns if any(header_score(spec, name) > 0 for spec in specs)}
+
+
+def profiles_of(sample: CsvSample) -> list[ColumnProfile]:
+    """The profiles of a sampled file, its named columns read deepest when it is wide."""
+    return profile_sample(sample, named_columns(sample.layout.columns))
