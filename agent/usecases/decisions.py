@@ -81,10 +81,11 @@ class Decisions:
         shown at once.
         """
         now = self.deps.clock.now()
+        claim = Claim(self.deps.owner, now + self.deps.settings.claim_lease)
         with self.deps.uow() as uow:
             state = uow.pauses.lock(pause_id)
             revision = current_revision(uow, state.request.investigation_id) if state else None
-            refusal = self._guard(
+            claimed = self._decide(
                 uow,
                 Action.APPROVE,
                 state,
@@ -92,26 +93,14 @@ class Decisions:
                 approver,
                 now,
                 authorization=authorization,
-                input_identity=revision.input_identity if revision else None,
                 origin=origin,
+                transition=Transition.CLAIM,
+                claim=claim,
+                status=InvestigationStatus.RECONCILING,
+                input_identity=revision.input_identity if revision else None,
             )
-            if refusal is None:
-                assert state is not None
-                claim = Claim(self.deps.owner, now + self.deps.settings.claim_lease)
-                if uow.pauses.apply(
-                    pause_id, Transition.CLAIM, actor=approver.user, at=now, claim=claim
-                ):
-                    claimed = apply(state, Transition.CLAIM, actor=approver.user, at=now)
-                    self._accept(uow, state.request, Action.APPROVE, approver.user, now, None)
-                    uow.investigations.set_status(
-                        state.request.investigation_id,
-                        InvestigationStatus.RECONCILING,
-                        actor=approver.user,
-                    )
-                else:
-                    refusal = self._lost_race(uow, state, Action.APPROVE, approver.user, now)
-        if refusal is not None:
-            raise refusal
+        if isinstance(claimed, ApprovalRefusedError):
+            raise claimed
         assert revision is not None
         self.resumption.hold(pause_id)  # ours from the claim on, however long the wait
         try:
@@ -139,35 +128,22 @@ class Decisions:
             raise WorkflowError("A rejection needs a reason.")
         now = self.deps.clock.now()
         with self.deps.uow() as uow:
-            state = uow.pauses.lock(pause_id)
-            refusal = self._guard(
+            rejected = self._decide(
                 uow,
                 Action.REJECT,
-                state,
+                uow.pauses.lock(pause_id),
                 pause_id,
                 actor,
                 now,
                 authorization=authorization,
                 origin=origin,
+                transition=Transition.REJECT,
+                reason=reason,
+                note=reason,
+                status=InvestigationStatus.REJECTED,
             )
-            if refusal is None:
-                assert state is not None
-                if uow.pauses.apply(
-                    pause_id, Transition.REJECT, actor=actor.user, at=now, reason=reason
-                ):
-                    rejected = apply(
-                        state, Transition.REJECT, actor=actor.user, at=now, reason=reason
-                    )
-                    self._accept(uow, state.request, Action.REJECT, actor.user, now, reason)
-                    uow.investigations.set_status(
-                        state.request.investigation_id,
-                        InvestigationStatus.REJECTED,
-                        actor=actor.user,
-                    )
-                else:
-                    refusal = self._lost_race(uow, state, Action.REJECT, actor.user, now)
-        if refusal is not None:
-            raise refusal
+        if isinstance(rejected, ApprovalRefusedError):
+            raise rejected
         return rejected
 
     def edit(
@@ -188,37 +164,30 @@ class Decisions:
         model is busy), `Intake.investigate_again` makes a new request for the case.
         """
         now = self.deps.clock.now()
+        changes = _changes(answers)
         with self.deps.uow() as uow:
-            state = uow.pauses.lock(pause_id)
-            refusal = self._guard(
+            # Closed to approval in the same commit that accepts the edit: the reading it shows
+            # was replaced; the request with the new reading follows once the agent validated it.
+            edited = self._decide(
                 uow,
                 Action.EDIT,
-                state,
+                uow.pauses.lock(pause_id),
                 pause_id,
                 actor,
                 now,
                 authorization=authorization,
                 origin=origin,
+                transition=Transition.SUPERSEDE,
+                reason=f"edited by {actor.user}: {changes}",
+                note=changes,
             )
-            if refusal is None:
-                assert state is not None
-                _check_fields(answers)
-                request = state.request
+            if not isinstance(edited, ApprovalRefusedError):
+                _check_fields(answers)  # an unknown field undoes the whole unit
+                request = edited.request
                 investigation = investigation_in(uow, request.investigation_id)
                 revision: Revision = current_revision(uow, request.investigation_id)
-                changes = _changes(answers)
-                self._accept(uow, request, Action.EDIT, actor.user, now, changes)
-                # Closed to approval in the same commit: the reading it shows was replaced, and
-                # the request with the new reading follows once the agent has validated it.
-                uow.pauses.apply(
-                    pause_id,
-                    Transition.SUPERSEDE,
-                    actor=actor.user,
-                    at=now,
-                    reason=f"edited by {actor.user}: {changes}",
-                )
-        if refusal is not None:
-            raise refusal
+        if isinstance(edited, ApprovalRefusedError):
+            raise edited
         merged = {role: dict(fields) for role, fields in request.answers.items()}
         for role, fields in answers.items():
             merged.setdefault(role, {}).update(fields)
@@ -250,7 +219,7 @@ class Decisions:
 
     # -- inside a decision's unit of work -------------------------------------------------------
 
-    def _guard(
+    def _decide(
         self,
         uow: UnitOfWork,
         action: Action,
@@ -260,10 +229,21 @@ class Decisions:
         now: datetime,
         *,
         authorization: str,
+        origin: Origin | None,
+        transition: Transition,
+        reason: str | None = None,
+        note: str | None = None,
+        claim: Claim | None = None,
+        status: InvestigationStatus | None = None,
         input_identity: str | None = None,
-        origin: Origin | None = None,
-    ) -> ApprovalRefusedError | None:
-        """The guard's refusal, recorded (and a pause found expired, expired), or None."""
+    ) -> PauseState | ApprovalRefusedError:
+        """One decision inside its unit of work, on the pause as locked: the guard, then the
+        transition, the accepted decision (with `note`) and the case's new `status`.
+
+        Returns the pause after the transition, or the refusal (recorded; a pause found
+        expired is expired), for the caller to raise once the unit has committed: raised here,
+        it would roll back its own record.
+        """
         try:
             check(
                 action,
@@ -281,40 +261,32 @@ class Decisions:
             ):
                 uow.pauses.apply(pause_id, Transition.EXPIRE, actor=SYSTEM_ACTOR, at=now)
             return record_refusal(uow, state, pause_id, action, decider.user, now, error)
-        return None
-
-    def _lost_race(
-        self, uow: UnitOfWork, state: PauseState, action: Action, actor: str, now: datetime
-    ) -> ApprovalRefusedError:
-        """The refusal for a caller whose conditional update found the pause already moved."""
-        pause_id = state.request.pause_id
-        latest = uow.pauses.get(pause_id)
-        lost = (refusal_for_status(latest) if latest else None) or ApprovalRefusedError(
-            RefusalReason.ALREADY_CLAIMED, "This request is no longer pending.", state=latest
-        )
-        return record_refusal(uow, state, pause_id, action, actor, now, lost)
-
-    def _accept(
-        self,
-        uow: UnitOfWork,
-        request: ApprovalRequest,
-        action: Action,
-        actor: str,
-        now: datetime,
-        reason: str | None,
-    ) -> None:
+        assert state is not None
+        if not uow.pauses.apply(
+            pause_id, transition, actor=decider.user, at=now, reason=reason, claim=claim
+        ):
+            # Another caller moved it first: refuse with the status it now has.
+            latest = uow.pauses.get(pause_id)
+            lost = (refusal_for_status(latest) if latest else None) or ApprovalRefusedError(
+                RefusalReason.ALREADY_CLAIMED, "This request is no longer pending.", state=latest
+            )
+            return record_refusal(uow, state, pause_id, action, decider.user, now, lost)
+        request = state.request
         uow.decisions.add(
             Decision(
-                pause_id=request.pause_id,
+                pause_id=pause_id,
                 investigation_id=request.investigation_id,
                 action=action.value,
-                actor=actor,
-                reason=reason,
+                actor=decider.user,
+                reason=note,
                 accepted=True,
                 refusal=None,
                 at=now,
             )
         )
+        if status is not None:
+            uow.investigations.set_status(request.investigation_id, status, actor=decider.user)
+        return apply(state, transition, actor=decider.user, at=now, reason=reason)
 
 
 def record_refusal(
