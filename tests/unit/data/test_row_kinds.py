@@ -303,3 +303,46 @@ def test_row_kinds_are_part_of_the_mapping_digest(tmp_path: Path) -> None:
         "ignore": ["fee"],
     }
     assert first.canonical() != second.canonical()
+
+
+def test_a_refund_whose_amount_or_currency_does_not_read_is_an_unreadable_row(
+    tmp_path: Path,
+) -> None:
+    # Not "refunded in full": an unreadable value is reported, never read as the whole capture.
+    proposal = _propose(
+        tmp_path,
+        _settlement(
+            _captures(
+                ("RF4", "1004", "Refunded", "four euros", "EUR"),
+                ("RF5", "1005", "Refunded", "-15.00", "XQQ"),
+            )
+        ),
+    )
+    assert proposal.mapping is not None
+    result = _run(tmp_path, proposal.mapping)
+    reasons = sorted(f.reason for f in result.reconciliation.findings("unreadable_row"))
+    assert reasons == ["unreadable_amount", "unreadable_currency"]
+    _, payments = result.reconciliation.summary().ledger
+    assert payments.matched == 8
+
+
+def test_a_refund_of_an_order_no_capture_paid_is_a_finding(tmp_path: Path) -> None:
+    # Order 1009 was cancelled and never captured, yet money went back on it.
+    _write(tmp_path / "orders.csv", ORDERS + "1009,19.00,EUR,cancelled\n")
+    pay = _write(
+        tmp_path / "payments.csv",
+        _settlement(_captures(("RF9", "1009", "Refunded", "-19.00", "EUR"))),
+    )
+    proposal = infer_mapping(
+        inspect_csv(tmp_path / "orders.csv", "orders.csv", max_bytes=1 << 30),
+        inspect_csv(pay, pay.name, max_bytes=1 << 30),
+    )
+    assert proposal.mapping is not None
+    result = _run(tmp_path, proposal.mapping)
+    [finding] = result.reconciliation.findings("order_without_capture")
+    assert (finding.reason, finding.order_ids, finding.payment_ids) == (
+        "refund_without_capture",
+        ["1009"],
+        ["RF9"],
+    )
+    assert [e.rows for e in finding.evidence] == [[9], [9]]

@@ -115,6 +115,19 @@ FROM (
     LEFT JOIN currency_exponents e ON e.code = p.currency_code
     WHERE rf.order_r IS NULL
     UNION ALL
+    -- Refunds of an order that no capture paid: money returned that was never taken.
+    SELECT 'order_without_capture', 'refund_without_capture', rf.r + 1,
+           list_filter([o.order_id], lambda x: x IS NOT NULL),
+           list_filter([ok.order_key], lambda x: x IS NOT NULL), [rf.order_r + 1],
+           list_filter([rf.payment_id], lambda x: x IS NOT NULL), [rf.r + 1],
+           p.currency_code, e.exponent, NULL, rf.amount_minor
+    FROM refunds rf JOIN payments_rows p ON p.rowid = rf.r
+    JOIN orders_rows o ON o.rowid = rf.order_r
+    LEFT JOIN order_row_kinds ok ON ok.r = rf.order_r
+    LEFT JOIN currency_exponents e ON e.code = p.currency_code
+    WHERE rf.order_r IS NOT NULL
+      AND rf.order_r NOT IN (SELECT order_r FROM payments WHERE order_r IS NOT NULL)
+    UNION ALL
     -- Rows whose required values do not read: findings of their own.
     SELECT 'unreadable_row', k.reason, k.r + 1,
            list_filter([o.order_id], lambda x: x IS NOT NULL), [], [k.r + 1],

@@ -72,6 +72,10 @@ SELECT p.rowid AS r,
                         OR list_contains($kinds_ignore, p.payment_status))
       THEN 'ignored'
     WHEN $kinds_on AND coalesce(NOT list_contains($kinds_known, p.row_kind), true) THEN 'unreadable'
+    -- A refund whose currency or written amount does not read is not a whole-capture refund.
+    WHEN list_contains($kinds_refund, p.row_kind)
+         AND (e.exponent IS NULL OR (p.captured_amount_filled AND p.captured_amount IS NULL))
+      THEN 'unreadable'
     WHEN list_contains($kinds_refund, p.row_kind) THEN 'refund'
     WHEN p.payment_id IS NULL OR NOT p.captured_amount_filled OR p.captured_amount IS NULL
       OR e.exponent IS NULL THEN 'unreadable'
@@ -85,6 +89,13 @@ SELECT p.rowid AS r,
       THEN 'row_kind'
     WHEN $kinds_on AND coalesce(NOT list_contains($kinds_known, p.row_kind), true)
       THEN 'unknown_row_kind'
+    WHEN list_contains($kinds_refund, p.row_kind) AND p.currency_code IS NULL
+      THEN 'missing_currency'
+    WHEN list_contains($kinds_refund, p.row_kind) AND e.exponent IS NULL
+      THEN 'unreadable_currency'
+    WHEN list_contains($kinds_refund, p.row_kind)
+         AND p.captured_amount_filled AND p.captured_amount IS NULL
+      THEN 'unreadable_amount'
     WHEN list_contains($kinds_refund, p.row_kind) THEN NULL
     WHEN p.payment_id IS NULL THEN 'empty_payment_id'
     WHEN NOT p.captured_amount_filled THEN 'empty_amount'
