@@ -95,8 +95,9 @@ def finished(standin: SlackStandIn, channel: str, thread_ts: str) -> bool:
 
 
 def decided_on(standin: SlackStandIn, message: Message, refusals: int) -> bool:
-    """Whether the bot has edited `message` (shown the decision on it) or refused the click
-    (an ephemeral beyond the `refusals` there were)."""
+    """Whether the bot has answered the click: edited `message` (the approval shown on it), or
+    refused it (an ephemeral beyond the `refusals` there were; the caller then stops, since a
+    refusal is not the decision being timed)."""
     updates = standin.workspace.calls_to("chat.update")
     refused = len(standin.workspace.ephemerals) > refusals
     return refused or any(u.get("ts") == message.ts for u in updates)
@@ -169,6 +170,10 @@ def main() -> int:
                     what="the decision shown",
                 )
                 shown = time.monotonic() - clicked
+                if len(standin.workspace.ephemerals) > refusals:
+                    # A refusal is answered fast too: timing it as a decision would lie.
+                    print("the approval was refused; no figure for this round", file=sys.stderr)
+                    return 1
                 running = sum(1 for c, t in threads if not finished(standin, c, t))
                 assert answer.status == 200, answer.status
                 acks.append(answer.seconds)

@@ -1,7 +1,8 @@
 """Who is deciding: the Slack user and the approver groups (user groups) they belong to.
 
 Group membership is read from Slack (`usergroups.users.list`) and cached for a minute per
-process; a group Slack will not list counts as empty (nobody gains a right by an error).
+process; a group Slack will not list counts as empty for that click (nobody gains a right by
+an error), and is not cached.
 """
 
 from __future__ import annotations
@@ -39,7 +40,9 @@ class ApproverDirectory:
         try:
             members = frozenset(self.client.usergroups_users_list(usergroup=group)["users"])
         except SlackApiError as error:
+            # Unknown counts as empty for this click only: nobody gains a right by an error,
+            # and the next click asks Slack again instead of refusing real approvers a minute.
             logger.warning("group=%s | members unknown: %s", group, error.response.get("error"))
-            members = frozenset()
+            return frozenset()
         self._groups[group] = (time.monotonic() + GROUP_CACHE_SECONDS, members)
         return members

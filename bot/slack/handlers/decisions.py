@@ -96,8 +96,9 @@ class DecisionHandlers:
                 self.messages.show_latest(button.pause_id)
             return
         except Exception as error:
-            if not held:
-                raise
+            if not held:  # failed before any claim: nothing ran, but the clicker is told
+                self.messages.internal_error(click.channel, click.thread_ts, "approve")
+                return
             if not isinstance(error, ReconbotError):
                 logger.exception("pause=%s | resumed phase failed", button.pause_id)
             words = str(error) if isinstance(error, ReconbotError) else blocks.INTERNAL_FAILURE
@@ -127,8 +128,11 @@ class DecisionHandlers:
             )
         except ApprovalRefusedError as error:
             state = error.state if isinstance(error.state, PauseState) else None
-            thread_ts = state.request.thread_ts if state else None
+            thread_ts = state.request.thread_ts if state else metadata.thread_ts or None
             self.messages.refuse(metadata.channel, user, thread_ts, error, state)
+            return
+        except Exception:
+            self.messages.internal_error(metadata.channel, metadata.thread_ts or None, "reject")
             return
         rejected = self.messages.with_message(rejected, metadata.message_ts)
         self.messages.show(rejected)
@@ -140,9 +144,12 @@ class DecisionHandlers:
         """Replace the loading modal with the edit form once the files' headers are read."""
         try:
             columns = self.service.queries.columns(request)
-        except ReconbotError as error:
+        except Exception as error:
+            if not isinstance(error, ReconbotError):
+                logger.exception("pause=%s | edit form not built", metadata.pause_id)
+            words = str(error) if isinstance(error, ReconbotError) else blocks.INTERNAL_FAILURE
             self.client.views_update(
-                view_id=view_id, view=blocks.message_modal("Edit the mapping", str(error))
+                view_id=view_id, view=blocks.message_modal("Edit the mapping", words)
             )
             return
         self.client.views_update(
@@ -152,28 +159,32 @@ class DecisionHandlers:
     def edit(self, metadata: ModalMetadata, user: str, choices: dict[str, str]) -> None:
         """An edited mapping from the modal (`role.field` -> column position, or a file's
         reading options as `name=value` lines): a new request."""
+        origin = metadata.origin
         state = self.service.queries.pause(metadata.pause_id)
         if state is None:
+            self.messages.refuse(
+                origin.channel, user, origin.thread_ts, MalformedRequestError(NOT_ISSUED)
+            )
             return
-        columns = self.service.queries.columns(state.request)
-        answers: dict[Role, dict[str, str]] = {}
-        for key, position in choices.items():
-            if key.startswith(blocks.OPTIONS_BLOCK_PREFIX):
-                role = Role(key.removeprefix(blocks.OPTIONS_BLOCK_PREFIX))
-                answers.setdefault(role, {}).update(option_lines(position))
-                continue
-            role_name, _, name = key.partition(".")
-            role = Role(role_name)
-            header = columns.get(role, [])
-            if not position.isdigit() or int(position) >= len(header):
-                raise MalformedRequestError(NOT_ISSUED)
-            answers.setdefault(role, {})[name] = header[int(position)]
-        self._revise(metadata.origin, user, state, metadata.authorization, answers)
+        try:
+            answers = _chosen(choices, self.service.queries.columns(state.request))
+        except (MalformedRequestError, ValueError):
+            self.messages.refuse(
+                origin.channel, user, origin.thread_ts, MalformedRequestError(NOT_ISSUED)
+            )
+            return
+        except ReconbotError as error:
+            self.poster.post(origin.channel, origin.thread_ts, blocks.problem_message(str(error)))
+            return
+        self._revise(origin, user, state, metadata.authorization, answers)
 
     def answer(self, click: Click, answer: ClarificationAnswer) -> None:
         """A clarification answered with its select: `role.field=column` becomes an edit."""
         state = self.service.queries.pause(answer.button.pause_id)
         if state is None:
+            self.messages.refuse(
+                click.channel, click.user, click.thread_ts, MalformedRequestError(NOT_ISSUED)
+            )
             return
         self._revise(
             click.origin,
@@ -222,3 +233,21 @@ class DecisionHandlers:
             progress.finish(blocks.edited_note(user))
             self.messages.show(state, blocks.edited_line(user))
             self.messages.post(new)
+
+
+def _chosen(choices: dict[str, str], columns: dict[Role, list[str]]) -> dict[Role, dict[str, str]]:
+    """The edit form's choices as answers: a column position becomes the column's name, a
+    file's reading options stay `name=value`; ValueError or MalformedRequestError for a form
+    reconbot did not build."""
+    answers: dict[Role, dict[str, str]] = {}
+    for key, position in choices.items():
+        if key.startswith(blocks.OPTIONS_BLOCK_PREFIX):
+            role = Role(key.removeprefix(blocks.OPTIONS_BLOCK_PREFIX))
+            answers.setdefault(role, {}).update(option_lines(position))
+            continue
+        role_name, _, name = key.partition(".")
+        header = columns.get(Role(role_name), [])
+        if not position.isdigit() or int(position) >= len(header):
+            raise MalformedRequestError(NOT_ISSUED)
+        answers.setdefault(Role(role_name), {})[name] = header[int(position)]
+    return answers

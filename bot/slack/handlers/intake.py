@@ -45,13 +45,13 @@ class IntakeHandlers:
 
     def files_shared(self, event: dict[str, Any], delivery_id: str | None = None) -> None:
         """A message with files: start an investigation on its CSVs, or add them to the
-        investigation of the thread it was posted in. The delivery is marked done however it
-        ends, unless the process dies first: then another picks it up (the sweep)."""
-        try:
-            self._files_shared(event)
-        finally:
-            if delivery_id:
-                self.deliveries.done(delivery_id)
+        investigation of the thread it was posted in. The delivery is marked done once the
+        person has been answered (a request, a note, or a problem in words). If Slack or the
+        database failed before that, or the process dies, it stays unfinished and the sweep
+        hands it out again once its hold has run out: an upload is never dropped unanswered."""
+        self._files_shared(event)
+        if delivery_id:
+            self.deliveries.done(delivery_id)
 
     def _files_shared(self, event: dict[str, Any]) -> None:
         channel = str(event["channel"])

@@ -88,8 +88,11 @@ def register(app: App, handlers: Handlers) -> None:
         view, user = _dict(view), _user(body)
         changed = edited_fields(view)
         inputs = [b["block_id"] for b in input_blocks(view)]
-        if not inputs:
-            ack()  # not a form reconbot issued: nothing to change, nothing done
+        if not inputs:  # not a form reconbot issued: nothing done, and the person is told
+            ack(
+                response_action="update",
+                view=blocks.message_modal("Edit the mapping", NOT_ISSUED),
+            )
             return
         if not changed:
             ack(
