@@ -346,3 +346,15 @@ def test_a_refund_of_an_order_no_capture_paid_is_a_finding(tmp_path: Path) -> No
         ["RF9"],
     )
     assert [e.rows for e in finding.evidence] == [[9], [9]]
+
+
+def test_a_refund_in_another_currency_than_its_order_is_a_finding(tmp_path: Path) -> None:
+    # 400 JPY are not 4.00 EUR: the refund is reported, not subtracted from the order's capture.
+    proposal = _propose(
+        tmp_path, _settlement(_captures(("RF4", "1004", "Refunded", "-400", "JPY")))
+    )
+    assert proposal.mapping is not None
+    result = _run(tmp_path, proposal.mapping)
+    [finding] = result.reconciliation.findings("currency_mismatch")
+    assert (finding.reason, finding.order_ids, finding.payment_ids) == ("refund", ["1004"], ["RF4"])
+    assert _found(result) == {"currency_mismatch": 1}

@@ -128,6 +128,18 @@ FROM (
     WHERE rf.order_r IS NOT NULL
       AND rf.order_r NOT IN (SELECT order_r FROM payments WHERE order_r IS NOT NULL)
     UNION ALL
+    -- Refunds in another currency than their order's: not added to what it returned.
+    SELECT 'currency_mismatch', 'refund', rf.r + 1,
+           list_filter([o.order_id], lambda x: x IS NOT NULL),
+           list_filter([ok.order_key], lambda x: x IS NOT NULL), [rf.order_r + 1],
+           list_filter([rf.payment_id], lambda x: x IS NOT NULL), [rf.r + 1],
+           rf.currency, e.exponent, NULL, rf.amount_minor
+    FROM refunds rf JOIN orders_rows o ON o.rowid = rf.order_r
+    LEFT JOIN order_row_kinds ok ON ok.r = rf.order_r
+    LEFT JOIN currency_exponents e ON e.code = rf.currency
+    WHERE rf.order_r IN (SELECT order_r FROM payments WHERE order_r IS NOT NULL)
+      AND rf.currency IS DISTINCT FROM o.currency_code
+    UNION ALL
     -- Rows whose required values do not read: findings of their own.
     SELECT 'unreadable_row', k.reason, k.r + 1,
            list_filter([o.order_id], lambda x: x IS NOT NULL), [], [k.r + 1],

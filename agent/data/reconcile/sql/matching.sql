@@ -35,6 +35,7 @@ LEFT JOIN order_heads f ON f.order_key = p.ref_key;
 -- size (exports write refunds negative or positive); none readable: the whole capture.
 CREATE OR REPLACE TABLE refunds AS
 SELECT p.r, p.payment_id, coalesce(c.order_r, f.r) AS order_r, c.r AS capture_r,
+       p.currency_code AS currency,
        abs(coalesce(
            captured_amount_minor(p.captured_amount, e.exponent),
            refunded_amount_minor(p.refunded_amount, e.exponent)))
@@ -49,11 +50,13 @@ LEFT JOIN (SELECT payment_id, any_value(r) AS r, any_value(order_r) AS order_r
        ON c.payment_id = p.payment_id
 LEFT JOIN order_heads f ON f.order_key = p.ref_key;
 
--- What the refund rows of each order returned (amount unknown: the whole capture).
+-- What the refund rows of each order returned (amount unknown: the whole capture). Only
+-- refunds in the order's currency count; another currency is a finding of its own.
 CREATE OR REPLACE TABLE order_refunds AS
-SELECT order_r, coalesce(sum(amount_minor), 0) AS refunded,
-       bool_or(amount_minor IS NULL) AS whole
-FROM refunds WHERE order_r IS NOT NULL GROUP BY 1;
+SELECT rf.order_r, coalesce(sum(rf.amount_minor), 0) AS refunded,
+       bool_or(rf.amount_minor IS NULL) AS whole
+FROM refunds rf JOIN orders_rows o ON o.rowid = rf.order_r
+WHERE rf.currency IS NOT DISTINCT FROM o.currency_code GROUP BY 1;
 
 -- Orders that more than one payment names.
 CREATE OR REPLACE TABLE shared_orders AS
