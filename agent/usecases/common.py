@@ -23,7 +23,7 @@ def investigation_in(uow: UnitOfWork, investigation_id: str) -> Investigation:
     """The investigation, or UnknownInvestigationError naming the id a person gave."""
     investigation = uow.investigations.get(investigation_id)
     if investigation is None:
-        raise UnknownInvestigationError(f"There is no investigation {investigation_id}.")
+        raise unknown_investigation(investigation_id)
     return investigation
 
 
@@ -41,3 +41,9 @@ def pending_in(uow: UnitOfWork, investigation_id: str) -> ApprovalRequest | None
         if state.status is PauseStatus.PENDING:
             return state.request
     return None
+
+
+def unknown_investigation(investigation_id: str) -> UnknownInvestigationError:
+    """The error for an id with no investigation; the bot words one a person may not see the
+    same way, so that an answer never tells the two apart."""
+    return UnknownInvestigationError(f"There is no investigation {investigation_id}.")

@@ -27,7 +27,6 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
 from agent.domain import Investigation
-from agent.errors import UnknownInvestigationError
 from agent.usecases.queries import Queries
 
 logger = logging.getLogger(__name__)
@@ -39,12 +38,6 @@ PAGE_SIZE = 200  # Slack recommends no more than 200 a page
 MAX_PAGES = 50  # 10,000 conversations; past that, the first ones (a subset shows less, not more)
 HOME_COUNT = 20
 HOME_QUERIES = (100, 500, 2000)  # how many recent investigations to read, until 20 are visible
-
-
-def unknown_investigation(investigation_id: str) -> UnknownInvestigationError:
-    """The error for an id with no investigation, worded as the use cases word it; also for
-    one the person may not see."""
-    return UnknownInvestigationError(f"There is no investigation {investigation_id}.")
 
 
 class ChannelVisibility:

@@ -9,9 +9,10 @@ from slack_bolt import Ack, App, Respond
 
 from agent.errors import ReconbotError
 from agent.usecases import UseCases
+from agent.usecases.common import unknown_investigation
 from bot.slack import blocks
 from bot.slack.blocks import Rendered
-from bot.slack.visibility import ChannelVisibility, unknown_investigation, visibility_for
+from bot.slack.visibility import ChannelVisibility, visibility_for
 
 
 def register(app: App, service: UseCases) -> None:

@@ -11,10 +11,10 @@ import pytest
 from slack_sdk import WebClient
 
 from agent.domain import Investigation, InvestigationStatus
+from agent.usecases.common import unknown_investigation
 from bot.slack.visibility import (
     CONVERSATION_TYPES,
     ChannelVisibility,
-    unknown_investigation,
     visibility_for,
 )
 from tests.standins.slack import SlackStandIn
