@@ -134,6 +134,12 @@ class StorageError(ReconbotError):
     """
 
 
+class StorageUnavailableError(StorageError):
+    """The file store could not be reached or was busy (a timeout, a dropped connection, a 5xx
+    or a throttle), even after its own retries: a passing condition, so the work that met it
+    is retried later by the job queue instead of asking the person to upload again."""
+
+
 class MappingError(ReconbotError):
     """A mapping that cannot be applied as given."""
 
