@@ -79,7 +79,9 @@ def _client(endpoint: str) -> Any:
 
 
 def _unreachable_store() -> S3BlobStore:
-    return S3BlobStore(_client(f"http://127.0.0.1:{CLOSED_PORT}"), BUCKET, PREFIX)
+    return S3BlobStore(
+        _client(f"http://127.0.0.1:{CLOSED_PORT}"), BUCKET, PREFIX, retry_waits=(0, 0)
+    )
 
 
 def assert_in_words(message: str, caplog: pytest.LogCaptureFixture, *words: str) -> None:
