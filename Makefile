@@ -38,6 +38,7 @@ bench: $(VENV)/.synced
 	$(VENV)/bin/python scripts/benchmark.py
 	$(VENV)/bin/python scripts/ack_latency.py
 	$(VENV)/bin/python scripts/click_latency.py
+	$(VENV)/bin/python scripts/worker_scaling.py
 
 clean:
 	rm -rf .uv $(VENV) var bench-data

@@ -34,6 +34,7 @@ class Transition(StrEnum):
     EXPIRE = "expire"
     FAIL = "fail"
     TAKE_OVER = "take_over"
+    RENEW = "renew"
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,7 @@ class Rule:
     takes_claim: bool = False
     owner_only: bool = False
     audit_name: str | None = None
+    counts_attempt: bool = True
 
     @property
     def audit_event(self) -> str:
@@ -81,6 +83,14 @@ RULES: dict[Transition, Rule] = {
         takes_claim=True,
         owner_only=True,
         audit_name="claim_recovered",
+    ),
+    Transition.RENEW: Rule(
+        frozenset({PauseStatus.CLAIMED}),
+        PauseStatus.CLAIMED,
+        takes_claim=True,
+        owner_only=True,
+        audit_name="claim_renewed",
+        counts_attempt=False,
     ),
 }
 

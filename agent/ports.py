@@ -77,8 +77,9 @@ class Claim:
 class InvestigationRepository(Protocol):
     """Investigations and the revisions of their inputs."""
 
-    def add(self, investigation: Investigation, revision: Revision) -> None:
-        """Save a new investigation with its first revision."""
+    def add(self, investigation: Investigation, revision: Revision) -> bool:
+        """Save a new investigation with its first revision. A chat thread has at most one
+        investigation: False, and nothing saved, when another caller got there first."""
         ...
 
     def get(self, investigation_id: str) -> Investigation | None:
@@ -110,7 +111,7 @@ class InvestigationRepository(Protocol):
         ...
 
     def by_thread(self, channel: str, thread_ts: str) -> Investigation | None:
-        """The newest investigation anchored on a chat thread, or None."""
+        """The investigation anchored on a chat thread (there is at most one), or None."""
         ...
 
 

@@ -9,6 +9,7 @@ bad file stops start-up with one line naming the file and the problem.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -29,11 +30,21 @@ from agent.models.offline import OfflineModel
 from agent.ports import UnitOfWorkFactory
 from agent.usecases import UseCases, build_use_cases
 from bot.config import Settings
-from bot.slack.app import SlackBot, build_app
+from bot.jobs.catalogue import JobRunner
+from bot.jobs.postgres import PostgresQueue, WorkerApp, WorkerSettings, run_workers, worker_app
+from bot.slack.app import SlackBot, build_app, slack_handlers
 from bot.slack.deliveries import Deliveries
+from bot.slack.handlers import Handlers
 from bot.slack.server import wsgi_app
 from storage.blobs import open_blob_store
-from storage.database import create_engine, current_revision, head_revision, is_sqlite, migrate
+from storage.database import (
+    create_engine,
+    current_revision,
+    head_revision,
+    hold_single_process,
+    is_sqlite,
+    migrate,
+)
 from storage.deliveries import SqlDeliveries
 from storage.unit_of_work import SqlUnitOfWorkFactory
 
@@ -170,20 +181,95 @@ def build_bot(
     settings: Settings, *, socket_mode: bool = False, model: Model | None = None
 ) -> tuple[SlackBot, Runtime]:
     """The Slack bot on the configured storage and model; raises ConfigurationError, naming
-    each missing setting, before touching the network."""
+    each missing setting, before touching the network.
+
+    With the job queue (PostgreSQL), the bot verifies, acknowledges and enqueues; workers
+    (`build_worker`) run the jobs. Without it (SQLite), it runs them itself, and is the only
+    bot process the database allows."""
     missing = settings.missing_for_slack(socket_mode=socket_mode)
     if missing:
         raise ConfigurationError("Slack is not configured. Missing: " + "; ".join(missing))
     runtime = build_runtime(settings, model=model, recover=False)
+    closers: list[Callable[[], None]] = [runtime.engine.dispose]
+    queue: PostgresQueue | None = None
+    if settings.uses_job_queue:
+        queue = _job_queue(settings, runtime)
+    else:
+        closers.insert(0, hold_single_process(runtime.engine).release)
     bot = build_app(
         settings,
         runtime.service,
         runtime.deliveries,
         slack_client(settings),
         socket_mode=socket_mode,
-        expiry_sweep=settings.expiry_sweep,
+        queue=queue,
+    )
+    bot.closers.extend(closers)
+    logger.info(
+        "queue=%s | jobs %s",
+        "postgres" if queue else "in-process",
+        "go to the workers (reconbot worker)" if queue else "run in this process",
     )
     return bot, runtime
+
+
+def _job_queue(settings: Settings, runtime: Runtime) -> PostgresQueue:
+    """The PostgreSQL job queue, on the database of `runtime`."""
+    if is_sqlite(runtime.engine):
+        raise ConfigurationError(
+            "RECONBOT_QUEUE=postgres needs a PostgreSQL database (RECONBOT_DATABASE_URL)."
+        )
+    return PostgresQueue(settings.database_url)
+
+
+@dataclass
+class Worker:
+    """A worker process's parts: the procrastinate app running the bot's handlers."""
+
+    app: WorkerApp
+    settings: WorkerSettings
+    runtime: Runtime
+    handlers: Handlers
+
+    def run(self, name: str) -> None:
+        """Run jobs until SIGTERM or SIGINT."""
+        try:
+            run_workers(self.app, self.settings, name)
+        finally:
+            self.handlers.close()
+            self.runtime.engine.dispose()
+
+
+def build_worker(
+    settings: Settings, *, concurrency: int | None = None, model: Model | None = None
+) -> Worker:
+    """A worker: runs the jobs web processes enqueue (needs PostgreSQL and the bot token)."""
+    if not settings.uses_job_queue or settings.database_url.startswith("sqlite"):
+        raise ConfigurationError(
+            "reconbot worker runs jobs from the PostgreSQL job queue; with SQLite the bot "
+            "runs its jobs itself. Set RECONBOT_DATABASE_URL=postgresql://… (then `reconbot "
+            "migrate`) for web processes and workers."
+        )
+    if not settings.slack_bot_token:
+        raise ConfigurationError(
+            "Slack is not configured. Missing: SLACK_BOT_TOKEN (the bot token, xoxb-…, from "
+            "OAuth & Permissions)"
+        )
+    runtime = build_runtime(settings, model=model, recover=False)
+    queue = _job_queue(settings, runtime)
+    handlers = slack_handlers(
+        settings, runtime.service, runtime.deliveries, slack_client(settings), queue
+    )
+    lanes = concurrency or settings.worker_concurrency
+    worker_settings = WorkerSettings(
+        concurrency=lanes,
+        decision_concurrency=max(2, lanes),
+        heartbeat_seconds=settings.worker_heartbeat.total_seconds(),
+        stalled_after_seconds=settings.worker_stalled_after.total_seconds(),
+        sweep_seconds=max(1, round(settings.expiry_sweep.total_seconds())),
+    )
+    app = worker_app(settings.database_url, JobRunner(handlers), worker_settings)
+    return Worker(app, worker_settings, runtime, handlers)
 
 
 def wsgi_application() -> WSGIApplication:

@@ -64,6 +64,14 @@ class Settings(BaseSettings):
     work_dir: Path = Field(default=Path("var/work"), alias="RECONBOT_WORK_DIR")
     policy_path: Path | None = Field(default=None, alias="RECONBOT_POLICY")
     port: int = Field(default=3000, alias="PORT")
+    queue: Literal["auto", "postgres", "in-process"] = Field(default="auto", alias="RECONBOT_QUEUE")
+    worker_concurrency: int = Field(default=2, alias="RECONBOT_WORKER_CONCURRENCY", ge=1, le=64)
+    worker_heartbeat: timedelta = Field(
+        default=timedelta(seconds=10), alias="RECONBOT_WORKER_HEARTBEAT"
+    )
+    worker_stalled_after: timedelta = Field(
+        default=timedelta(seconds=30), alias="RECONBOT_WORKER_STALLED_AFTER"
+    )
 
     @field_validator("approvers", mode="before")
     @classmethod
@@ -81,7 +89,13 @@ class Settings(BaseSettings):
         return value
 
     @field_validator(
-        "approval_ttl", "claim_lease", "expiry_sweep", "bedrock_timeout", mode="before"
+        "approval_ttl",
+        "claim_lease",
+        "expiry_sweep",
+        "bedrock_timeout",
+        "worker_heartbeat",
+        "worker_stalled_after",
+        mode="before",
     )
     @classmethod
     def _duration(cls, value: object) -> object:
@@ -102,6 +116,14 @@ class Settings(BaseSettings):
         if not socket_mode and not self.slack_signing_secret:
             missing.append("SLACK_SIGNING_SECRET (from Basic Information > App Credentials)")
         return missing
+
+    @property
+    def uses_job_queue(self) -> bool:
+        """Whether work goes through the PostgreSQL job queue (web processes enqueue, workers
+        run): `RECONBOT_QUEUE=postgres`, or `auto` on a PostgreSQL database."""
+        if self.queue == "auto":
+            return self.database_url.startswith("postgres")
+        return self.queue == "postgres"
 
     @property
     def max_upload_bytes(self) -> int:

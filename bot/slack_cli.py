@@ -1,12 +1,15 @@
-"""The bot's commands of the console script: `serve` (HTTP mode), `socket` (Socket Mode) and
-`start` (whichever the configured credentials allow, or exactly what is missing).
+"""The bot's commands of the console script: `serve` (HTTP mode), `socket` (Socket Mode),
+`worker` (runs the jobs of the PostgreSQL queue) and `start` (whichever the configured
+credentials allow, or exactly what is missing).
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 import signal
+import socket
 import sys
 import threading
 from pathlib import Path
@@ -14,7 +17,7 @@ from typing import Any
 
 from agent.data.demo import generate
 from bot import workflow_cli
-from bot.composition import build_bot
+from bot.composition import build_bot, build_worker
 from bot.config import Settings
 from bot.slack.server import EVENTS_PATH, HttpServer, wsgi_app
 
@@ -31,8 +34,22 @@ def add_commands(commands: Any) -> None:
     serve.add_argument("--host", default="0.0.0.0", help="address to bind (default 0.0.0.0)")  # noqa: S104
     serve.set_defaults(handler=_serve)
 
-    socket = commands.add_parser("socket", help="run the Slack bot in Socket Mode")
-    socket.set_defaults(handler=_socket)
+    socket_mode = commands.add_parser("socket", help="run the Slack bot in Socket Mode")
+    socket_mode.set_defaults(handler=_socket)
+
+    worker = commands.add_parser(
+        "worker",
+        help="run the jobs web processes enqueue (PostgreSQL): uploads, approvals, questions",
+    )
+    worker.add_argument(
+        "--concurrency",
+        type=int,
+        help="jobs at once per lane (default: RECONBOT_WORKER_CONCURRENCY, 2)",
+    )
+    worker.add_argument(
+        "--name", default=None, help="this worker's name in the logs (default: host:pid)"
+    )
+    worker.set_defaults(handler=_worker)
 
     start = commands.add_parser(
         "start", help="run the Slack bot in Socket Mode or HTTP mode, as configured"
@@ -94,6 +111,22 @@ def _socket(args: argparse.Namespace) -> int:
     finally:
         handler.close()  # type: ignore[no-untyped-call]
         bot.close()
+    return 0
+
+
+def _worker(args: argparse.Namespace) -> int:
+    settings = Settings()
+    _verbose()
+    logging.getLogger("procrastinate").setLevel(logging.WARNING)
+    worker = build_worker(settings, concurrency=args.concurrency)
+    name = args.name or f"{socket.gethostname()}:{os.getpid()}"
+    print(
+        f"reconbot: worker {name} running jobs ({worker.settings.concurrency} at once for "
+        f"uploads and questions, {worker.settings.decision_concurrency} for decisions); "
+        "Ctrl-C or SIGTERM stops after the running jobs",
+        flush=True,
+    )
+    worker.run(name)
     return 0
 
 

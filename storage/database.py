@@ -6,9 +6,10 @@ transaction would otherwise fail under concurrency instead of waiting its turn.
 
 from __future__ import annotations
 
+import fcntl
 import logging
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import sqlalchemy as sa
 from alembic import command
@@ -88,3 +89,38 @@ def head_revision() -> str | None:
 def is_sqlite(engine: sa.Engine) -> bool:
     """Whether the engine talks to SQLite (which upgrades itself at start)."""
     return engine.dialect.name == "sqlite"
+
+
+class SingleProcessLock:
+    """Held by the one bot process an embedded SQLite database allows; released at exit."""
+
+    def __init__(self, handle: IO[bytes] | None) -> None:
+        self._handle = handle
+
+    def release(self) -> None:
+        """Let another process serve the database."""
+        if self._handle is not None:
+            fcntl.flock(self._handle, fcntl.LOCK_UN)
+            self._handle.close()
+            self._handle = None
+
+
+def hold_single_process(engine: sa.Engine) -> SingleProcessLock:
+    """Take the SQLite database's bot lock, or refuse with a sentence: SQLite runs the bot's
+    jobs in one process, and a second would run them twice and lose them on a crash. Commands
+    that only read or decide (`status`, `decide`) do not take it."""
+    database = engine.url.database
+    if not is_sqlite(engine) or not database or database == ":memory:":
+        return SingleProcessLock(None)
+    path = Path(f"{database}.bot-lock")
+    handle = path.open("ab")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        raise ConfigurationError(
+            f"Another reconbot process already runs the bot on {database}. SQLite allows one "
+            "bot process; for more web processes or workers, use PostgreSQL "
+            "(RECONBOT_DATABASE_URL=postgresql://…, then `reconbot migrate`)."
+        ) from None
+    return SingleProcessLock(handle)

@@ -48,7 +48,7 @@ class SqlDeliveries:
             conn.execute(
                 t.slack_events.update()
                 .where(t.slack_events.c.event_id == delivery_id)
-                .values(finished_at=_now(), payload=None)
+                .values(finished_at=_now(), payload=None, progress_ts=None)
             )
 
     def take_unfinished(
@@ -76,6 +76,35 @@ class SqlDeliveries:
             if won == 1:
                 taken.append((str(event_id), dict(json.loads(payload))))
         return taken
+
+    def finished(self, delivery_id: str) -> bool:
+        """Whether the delivery's work was done."""
+        events = t.slack_events.c
+        with self.engine.connect() as conn:
+            at = conn.execute(
+                sa.select(events.finished_at).where(events.event_id == delivery_id)
+            ).scalar_one_or_none()
+        return at is not None
+
+    def remember_progress(self, delivery_id: str, message_ts: str | None) -> None:
+        """Keep the progress message of the delivery's current run."""
+        with self.engine.begin() as conn:
+            conn.execute(
+                t.slack_events.update()
+                .where(t.slack_events.c.event_id == delivery_id)
+                .values(progress_ts=message_ts)
+            )
+
+    def progress_of(self, delivery_id: str) -> str | None:
+        """The progress message of the delivery's last run, while it is unfinished."""
+        events = t.slack_events.c
+        with self.engine.connect() as conn:
+            ts = conn.execute(
+                sa.select(events.progress_ts).where(
+                    events.event_id == delivery_id, events.finished_at.is_(None)
+                )
+            ).scalar_one_or_none()
+        return str(ts) if ts else None
 
     def remember_message(self, pause_id: str, message_ts: str) -> None:
         """Remember the chat message that shows the pause (kept beside its snapshot)."""

@@ -23,7 +23,8 @@ investigations = sa.Table(
     sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
     sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
     sa.Index("ix_investigations_channel", "channel", "created_at"),
-    sa.Index("ix_investigations_thread", "channel", "thread_ts"),
+    # One investigation per chat thread (migration 0005); rows without one are not concerned.
+    sa.Index("uq_investigations_thread", "channel", "thread_ts", unique=True),
 )
 
 revisions = sa.Table(
@@ -156,4 +157,6 @@ slack_events = sa.Table(
     sa.Column("payload", sa.Text),
     sa.Column("claimed_until", sa.DateTime(timezone=True)),
     sa.Column("finished_at", sa.DateTime(timezone=True)),
+    # The progress message of the run working on it, so a later run can say it was cut off.
+    sa.Column("progress_ts", sa.String(32)),
 )

@@ -26,15 +26,6 @@ logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
-class Started:
-    """A new investigation and, once it has both files, its first request."""
-
-    investigation: Investigation
-    request: ApprovalRequest | None
-    missing: Role | None
-
-
-@dataclass(frozen=True)
 class FileAdded:
     """The result of adding a file: unchanged (byte-identical), or a new revision and request."""
 
@@ -44,6 +35,24 @@ class FileAdded:
     revision: int
     superseded: list[str]
     request: ApprovalRequest | None
+
+
+@dataclass(frozen=True)
+class Started:
+    """A new investigation and, once it has both files, its first request.
+
+    A chat thread has one investigation. When the thread had one already (another upload got
+    there first, e.g. a second process handling the same upload), the files were added to it
+    instead, one by one as `add_file` adds them, and `added` says what each did (in order):
+    `investigation` is that investigation as it stands now, `request` the newest request
+    these files made (None: none, e.g. every file was byte-identical) and `missing` the role
+    its current revision still lacks. `added` is empty for a new investigation.
+    """
+
+    investigation: Investigation
+    request: ApprovalRequest | None
+    missing: Role | None
+    added: tuple[FileAdded, ...] = ()
 
 
 class Intake:
@@ -65,6 +74,10 @@ class Intake:
     ) -> Started:
         """Open an investigation on one or two files; with both, investigate and pause.
 
+        If the chat thread has an investigation already (the database keeps one per thread, so
+        this also holds when a concurrent start for the same thread saved its first), the files
+        are added to that one instead (see `Started.added`).
+
         Raises the typed input errors for a file that is not a readable CSV export.
         """
         files = self._refs(uploads)
@@ -81,7 +94,9 @@ class Intake:
         )
         revision = self._revision(investigation.id, 1, files, requested_by)
         with self.deps.uow() as uow:
-            uow.investigations.add(investigation, revision)
+            created = uow.investigations.add(investigation, revision)
+        if not created:  # nothing written: the thread has an investigation (new units on)
+            return self._join(channel, thread_ts, files, actor=requested_by, progress=progress)
         if not revision.complete:
             missing = next(role for role in Role if role not in files)
             return Started(investigation, None, missing)
@@ -107,6 +122,51 @@ class Intake:
         with self.deps.uow() as uow:
             investigation_in(uow, investigation_id)  # an unknown case is refused before storing
         ((role, ref),) = self._refs([upload]).items()
+        return self._add_ref(investigation_id, role, ref, actor=actor, progress=progress)
+
+    def _join(
+        self,
+        channel: str | None,
+        thread_ts: str | None,
+        files: dict[Role, DatasetRef],
+        *,
+        actor: str,
+        progress: Progress | None,
+    ) -> Started:
+        """Add stored files to the thread's investigation, as `add_file` does (see `start`)."""
+        existing = None
+        if channel is not None and thread_ts is not None:
+            with self.deps.uow() as uow:
+                existing = uow.investigations.by_thread(channel, thread_ts)
+        if existing is None:  # only a thread's investigation refuses a new one, and it stays
+            raise RuntimeError(f"a new investigation in {channel}/{thread_ts} was refused")
+        logger.info(
+            "investigation=%s actor=%s | the thread has this investigation; adding the files",
+            existing.id,
+            actor,
+        )
+        added = tuple(
+            self._add_ref(existing.id, role, files[role], actor=actor, progress=progress)
+            for role in Role
+            if role in files
+        )
+        with self.deps.uow() as uow:
+            investigation = investigation_in(uow, existing.id)
+            current = current_revision(uow, existing.id)
+        requests = [a.request for a in added if a.request is not None]
+        missing = next((role for role in Role if role not in current.files), None)
+        return Started(investigation, requests[-1] if requests else None, missing, added)
+
+    def _add_ref(
+        self,
+        investigation_id: str,
+        role: Role,
+        ref: DatasetRef,
+        *,
+        actor: str,
+        progress: Progress | None,
+    ) -> FileAdded:
+        """Add one stored file (see `add_file`)."""
         with self.deps.uow() as uow:
             investigation = investigation_in(uow, investigation_id)
             current = current_revision(uow, investigation_id)

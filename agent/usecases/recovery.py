@@ -15,7 +15,14 @@ from typing import Literal
 
 from agent.approval import Action, Facts, check
 from agent.dependencies import SYSTEM_ACTOR, Dependencies
-from agent.domain import Investigation, InvestigationStatus, PauseState, PauseStatus, Revision
+from agent.domain import (
+    Investigation,
+    InvestigationStatus,
+    Outcome,
+    PauseState,
+    PauseStatus,
+    Revision,
+)
 from agent.errors import ApprovalRefusedError
 from agent.pause import Transition
 from agent.ports import Claim
@@ -36,22 +43,23 @@ class Recovery:
         self.deps = deps
         self.resumption = resumption
 
-    def recover(self) -> list[str]:
+    def recover(self, *, local_owners: bool = True) -> list[str]:
         """At start-up: finish or fail every claim whose process died.
 
-        A claim is taken over when its lease ran out, or when its owner was a process of this
-        host that no longer runs. The recorded approval is re-run once under the same pause; a
-        claim that was already retried is marked failed, with a retry offered. A claim whose
-        request was made under another policy version than the one now in force is not re-run:
-        it is marked failed with `POLICY_CHANGED` (recorded as a refused decision), and a new
-        request is needed.
+        A claim is taken over when its lease ran out, or (with `local_owners`) when its owner
+        was a process of this host that no longer runs. Workers of a job queue pass False:
+        the queue re-runs a job whose worker stopped, and two rescuers must not compete.
+        The recorded approval is re-run once under the same pause; a claim that was already
+        retried is marked failed, with a retry offered. A claim whose request was made under
+        another policy version than the one now in force is not re-run: it is marked failed
+        with `POLICY_CHANGED` (recorded as a refused decision), and a new request is needed.
         """
         recovered = []
         now = self.deps.clock.now()
         with self.deps.uow() as uow:
             claims = uow.pauses.claims()
         for pause_id, claim, attempts in claims:
-            if not (claim.lease_until <= now or _dead_local_owner(claim.owner)):
+            if not (claim.lease_until <= now or (local_owners and _dead_local_owner(claim.owner))):
                 continue
             if self.resumption.running(pause_id):
                 continue  # this process is still working on it, past its lease
@@ -70,6 +78,29 @@ class Recovery:
             except Exception:
                 logger.exception("pause=%s | recovery failed; marked failed", pause_id)
         return recovered
+
+    def resume_interrupted(self, pause_id: str) -> Outcome | None:
+        """Finish an approval whose run was cut off, at once: the job queue has seen its worker
+        stop (no heartbeat), so there is no lease to wait for. Its claim is taken over and the
+        recorded approval re-run, as at start-up (`recover`): once, not under a changed policy.
+
+        Returns the outcome; None when there is nothing to finish here (the pause is not
+        claimed, this process runs it, another took it over) or when it was marked failed
+        instead (read the pause to tell). Raises what the re-run raised (it is then failed).
+        """
+        if self.resumption.running(pause_id):
+            return None
+        with self.deps.uow() as uow:
+            claims = uow.pauses.claims()
+        found = next(((claim, n) for pid, claim, n in claims if pid == pause_id), None)
+        if found is None:
+            return None
+        taken = self._take_over(pause_id, *found)
+        if not taken:
+            return None
+        state, revision = taken
+        logger.info("pause=%s | re-running an approval whose run was cut off", pause_id)
+        return self.resumption.resume(state, revision, state.decided_by or SYSTEM_ACTOR)
 
     def _take_over(
         self, pause_id: str, claim: Claim, attempts: int

@@ -15,6 +15,7 @@ from agent.dependencies import SYSTEM_ACTOR, Dependencies
 from agent.domain import InvestigationStatus, Outcome, PauseState, RefusalReason, Revision
 from agent.errors import ApprovalRefusedError, WorkflowError
 from agent.pause import Transition
+from agent.ports import Claim
 from agent.runtime.context import BoundContext
 from agent.runtime.prompts import resume_prompt
 from agent.runtime.turns import AgentTurns
@@ -51,12 +52,45 @@ class Resumption:
 
     def resume(self, state: PauseState, revision: Revision, actor: str) -> Outcome:
         """Reconcile under the approval of `state` (claimed by this process) and save the
-        outcome; raises what the phase raised after marking the pause failed."""
-        self.hold(state.request.pause_id)
+        outcome; raises what the phase raised after marking the pause failed.
+
+        The claim's lease is renewed while the phase runs, so a reconciliation longer than
+        the lease is never taken over by another process while this one still works on it."""
+        pause_id = state.request.pause_id
+        self.hold(pause_id)
+        done = threading.Event()
+        keeper = threading.Thread(
+            target=self._keep_lease, args=(pause_id, done), name=f"lease-{pause_id}", daemon=True
+        )
+        keeper.start()
         try:
             return self._resume(state, revision, actor)
         finally:
-            self.release(state.request.pause_id)
+            done.set()
+            keeper.join(timeout=5)
+            self.release(pause_id)
+
+    def _keep_lease(self, pause_id: str, done: threading.Event) -> None:
+        """Renew the claim's lease every third of a lease until `done` (or the claim is lost)."""
+        lease = self.deps.settings.claim_lease
+        while not done.wait(max(1.0, lease.total_seconds() / 3)):
+            now = self.deps.clock.now()
+            try:
+                with self.deps.uow() as uow:
+                    kept = uow.pauses.apply(
+                        pause_id,
+                        Transition.RENEW,
+                        actor=self.deps.owner,
+                        at=now,
+                        claim=Claim(self.deps.owner, now + lease),
+                        owner=self.deps.owner,
+                    )
+            except Exception:
+                logger.warning("pause=%s | lease not renewed; trying again", pause_id)
+                continue
+            if not kept:
+                logger.warning("pause=%s | the claim is no longer this process's", pause_id)
+                return
 
     def _resume(self, state: PauseState, revision: Revision, actor: str) -> Outcome:
         request = state.request

@@ -7,8 +7,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from datetime import timedelta
+from dataclasses import dataclass, field
 from typing import Any
 
 from slack_bolt import App, BoltResponse
@@ -20,6 +19,7 @@ from agent.domain import ApproverPolicy
 from agent.errors import ConfigurationError
 from agent.usecases import UseCases
 from bot.config import Settings
+from bot.jobs.queue import JobQueue
 from bot.slack.deliveries import Deliveries
 from bot.slack.files import SlackFiles
 from bot.slack.handlers import Handlers, HandlerSettings, build_handlers
@@ -36,6 +36,7 @@ class SlackBot:
 
     app: App
     handlers: Handlers
+    closers: list[Callable[[], None]] = field(default_factory=list)
 
     def start(self) -> None:
         """Start background work (recovery reports, the expiry sweep)."""
@@ -44,6 +45,39 @@ class SlackBot:
     def close(self) -> None:
         """Finish running work and stop."""
         self.handlers.close()
+        for close in self.closers:
+            close()
+
+
+def slack_handlers(
+    settings: Settings,
+    service: UseCases,
+    deliveries: Deliveries,
+    client: WebClient,
+    queue: JobQueue | None = None,
+) -> Handlers:
+    """The bot's handlers (what jobs call), for a web process or a worker: with `queue`, the
+    PostgreSQL job queue; without, the embedded one."""
+    assert client.token is not None
+    files = SlackFiles(
+        client,
+        token=client.token,
+        api_url=settings.slack_api_url,
+        max_bytes=settings.max_upload_bytes,
+    )
+    return build_handlers(
+        service,
+        deliveries,
+        client,
+        files,
+        ApproverPolicy(approvers=settings.approvers, self_approval=settings.self_approval),
+        HandlerSettings(
+            expiry_sweep_seconds=settings.expiry_sweep.total_seconds(),
+            delivery_hold=settings.claim_lease,
+            local_owners=queue is None,
+        ),
+        queue,
+    )
 
 
 def build_app(
@@ -53,7 +87,7 @@ def build_app(
     client: WebClient,
     *,
     socket_mode: bool = False,
-    expiry_sweep: timedelta = timedelta(seconds=30),
+    queue: JobQueue | None = None,
 ) -> SlackBot:
     """The Slack bot on `service`, talking to Slack through `client` (its token, its base URL
     and its rate-limit retries). HTTP mode requires the signing secret; checking is always on.
@@ -86,22 +120,8 @@ def build_app(
             f"Could not reach Slack at {settings.slack_api_url} ({reason}); check "
             "SLACK_API_URL and the network."
         ) from None
-    policy = ApproverPolicy(approvers=settings.approvers, self_approval=settings.self_approval)
-    files = SlackFiles(
-        client,
-        token=client.token,
-        api_url=settings.slack_api_url,
-        max_bytes=settings.max_upload_bytes,
-    )
+    handlers = slack_handlers(settings, service, deliveries, client, queue)
     hold = settings.claim_lease
-    handlers = build_handlers(
-        service,
-        deliveries,
-        client,
-        files,
-        policy,
-        HandlerSettings(expiry_sweep_seconds=expiry_sweep.total_seconds(), delivery_hold=hold),
-    )
 
     @app.middleware
     def deduplicate(body: dict[str, Any], next: Callable[[], None]) -> BoltResponse | None:

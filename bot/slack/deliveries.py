@@ -38,6 +38,19 @@ class Deliveries(Protocol):
         caller only and held until `hold_until`."""
         ...
 
+    def finished(self, delivery_id: str) -> bool:
+        """Whether the delivery's work was done (a job run again must not do it twice)."""
+        ...
+
+    def remember_progress(self, delivery_id: str, message_ts: str | None) -> None:
+        """The progress message the delivery's current run shows (None: no message to fix if
+        the run is cut off), so a later run can say the earlier one was cut off."""
+        ...
+
+    def progress_of(self, delivery_id: str) -> str | None:
+        """The progress message of the delivery's last run, if it may have been cut off."""
+        ...
+
     def remember_message(self, pause_id: str, message_ts: str) -> None:
         """Remember which chat message shows a request, so later states can edit it."""
         ...

@@ -18,21 +18,35 @@ class SqlInvestigationRepository:
         self._conn = conn
         self._audit = audit
 
-    def add(self, investigation: Investigation, revision: Revision) -> None:
-        """Save a new investigation with its first revision (audited "investigation_started")."""
-        self._conn.execute(
-            t.investigations.insert().values(
-                id=investigation.id,
-                status=investigation.status.value,
-                requested_by=investigation.requested_by,
-                channel=investigation.channel,
-                thread_ts=investigation.thread_ts,
-                team=investigation.team,
-                revision=revision.number,
-                created_at=investigation.created_at,
-                updated_at=investigation.created_at,
-            )
-        )
+    def add(self, investigation: Investigation, revision: Revision) -> bool:
+        """Save a new investigation with its first revision (audited "investigation_started").
+
+        False, and nothing written, when its chat thread has an investigation already (the
+        unique thread index refused it; on PostgreSQL the insert waits for a concurrent one
+        to commit first). The insert runs in a SAVEPOINT, so the refusal leaves the unit of
+        work usable (PostgreSQL aborts the whole transaction otherwise). Any other integrity
+        problem raises `sqlalchemy.exc.IntegrityError`.
+        """
+        try:
+            with self._conn.begin_nested():
+                self._conn.execute(
+                    t.investigations.insert().values(
+                        id=investigation.id,
+                        status=investigation.status.value,
+                        requested_by=investigation.requested_by,
+                        channel=investigation.channel,
+                        thread_ts=investigation.thread_ts,
+                        team=investigation.team,
+                        revision=revision.number,
+                        created_at=investigation.created_at,
+                        updated_at=investigation.created_at,
+                    )
+                )
+        except sa.exc.IntegrityError:
+            channel, thread_ts = investigation.channel, investigation.thread_ts
+            if channel is None or thread_ts is None or self.by_thread(channel, thread_ts) is None:
+                raise  # not the thread taken: some other integrity problem
+            return False
         self._insert_revision(revision)
         self._audit.append(
             "investigation_started",
@@ -40,6 +54,7 @@ class SqlInvestigationRepository:
             investigation_id=investigation.id,
             detail=revision_detail(revision),
         )
+        return True
 
     def get(self, investigation_id: str) -> Investigation | None:
         """The investigation, or None."""
@@ -130,7 +145,7 @@ class SqlInvestigationRepository:
         return [to_investigation(row) for row in self._conn.execute(query.limit(limit))]
 
     def by_thread(self, channel: str, thread_ts: str) -> Investigation | None:
-        """The newest investigation anchored on a chat thread, or None."""
+        """The investigation anchored on a chat thread (there is at most one), or None."""
         row = self._conn.execute(
             sa.select(t.investigations)
             .where(t.investigations.c.channel == channel)

@@ -121,11 +121,9 @@ class SqlPauseRepository:
         if rule.takes_claim:
             if claim is None:
                 raise ValueError(f"{transition.value} takes a claim: pass claim=")
-            values |= {
-                "claim_owner": claim.owner,
-                "lease_until": claim.lease_until,
-                "attempts": pauses.attempts + 1,
-            }
+            values |= {"claim_owner": claim.owner, "lease_until": claim.lease_until}
+            if rule.counts_attempt:
+                values["attempts"] = pauses.attempts + 1
         if rule.owner_only:
             if owner is None:
                 raise ValueError(f"only the claim's owner may {transition.value}: pass owner=")

@@ -7,6 +7,8 @@ Faithful to the ports' contract, as `storage.unit_of_work` implements it on SQL:
   a deep copy of the committed store; the unit sees its own writes.
 - Leaving the block normally commits (the working copy becomes the committed store); an
   exception rolls back everything written in the block (the copy is dropped).
+- `investigations.add` keeps one investigation per chat thread (a unique index in SQL): a
+  second for the same (channel, thread_ts) writes nothing and returns False.
 - `pauses.apply` persists a transition of `agent.pause.RULES` as a compare-and-set: from the
   rule's sources only, owner-only rules only for the stored claim's owner; claiming rules set
   the owner and lease and count an attempt. Repositories append the matching audit entries.
@@ -293,11 +295,18 @@ class MemoryInvestigationRepository:
         self._uow = uow
         self._audit = audit
 
-    def add(self, investigation: Investigation, revision: Revision) -> None:
-        """Save a new investigation with its first revision; a known id raises ValueError."""
+    def add(self, investigation: Investigation, revision: Revision) -> bool:
+        """Save a new investigation with its first revision; a known id raises ValueError.
+        False, and nothing written, when its chat thread has one already (a unique index in
+        SQL: one investigation per thread; rows without a thread are not concerned)."""
         work = self._uow.call("investigations.add")
         if investigation.id in work.investigations:
             raise ValueError(f"investigation {investigation.id} exists already")
+        thread = (investigation.channel, investigation.thread_ts)
+        if None not in thread and any(
+            (i.channel, i.thread_ts) == thread for i in work.investigations.values()
+        ):
+            return False
         work.investigations[investigation.id] = investigation.model_copy(
             update={"revision": revision.number}
         )
@@ -310,6 +319,7 @@ class MemoryInvestigationRepository:
             {"revision": revision.number},
         )
         self._uow.wrote("investigations.add")
+        return True
 
     def get(self, investigation_id: str) -> Investigation | None:
         """The investigation, or None."""
@@ -370,7 +380,7 @@ class MemoryInvestigationRepository:
         return sorted(newest_first, key=lambda i: i.created_at, reverse=True)[:limit]
 
     def by_thread(self, channel: str, thread_ts: str) -> Investigation | None:
-        """The newest investigation anchored on a chat thread, or None."""
+        """The investigation anchored on a chat thread (there is at most one), or None."""
         found = [
             i
             for i in self.recent(limit=len(self._uow.work.investigations))
@@ -459,7 +469,8 @@ class MemoryPauseRepository:
             assert claim is not None
             stored.claim_owner = claim.owner
             stored.lease_until = claim.lease_until
-            stored.attempts += 1
+            if rule.counts_attempt:
+                stored.attempts += 1
         detail: dict[str, Any] = {"reason": reason} if reason else {}
         if transition is Transition.TAKE_OVER:
             detail["previous_owner"] = owner

@@ -77,6 +77,12 @@ from bot.slack.blocks.results import (
     results_message,
     who_may_approve,
 )
+from bot.slack.blocks.retries import (
+    interrupted_note,
+    picked_up_note,
+    retried_note,
+    store_down_note,
+)
 from bot.slack.ids import (
     ANSWER,
     APPROVE,
@@ -146,6 +152,7 @@ __all__ = [
     "home_view",
     "inspected_note",
     "internal_error_message",
+    "interrupted_note",
     "list_message",
     "loading_modal",
     "mention",
@@ -154,6 +161,7 @@ __all__ = [
     "note",
     "options_block_id",
     "options_hint",
+    "picked_up_note",
     "problem_message",
     "progress_message",
     "refusal_message",
@@ -161,12 +169,14 @@ __all__ = [
     "rejected_note",
     "request_body",
     "results_message",
+    "retried_note",
     "revised_note",
     "short_digest",
     "stalled_message",
     "started_note",
     "state_line",
     "status_message",
+    "store_down_note",
     "unchanged_note",
     "when",
     "who_may_approve",

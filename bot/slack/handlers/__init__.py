@@ -1,8 +1,8 @@
 """The bot's side of an investigation, one module per story: `intake` (files, try again),
 `decisions` (approve, reject, edit, answer), `questions` (answers, home), `upkeep` (recovery
-reports, the sweep). Listeners acknowledge, parse the payload, and submit one handler call to
-the bot's executor (`work`); the handler makes the use case's call and shows the result in the
-thread through `messages` and the poster.
+reports, the sweep). Listeners acknowledge, parse the payload, and enqueue one job
+(`jobs`, see `bot.jobs`); the job calls one handler, which makes the use case's call and shows
+the result in the thread through `messages` and the poster.
 """
 
 from __future__ import annotations
@@ -14,6 +14,9 @@ from slack_sdk import WebClient
 
 from agent.domain import ApproverPolicy
 from agent.usecases import UseCases
+from bot.jobs.catalogue import Enqueue, JobRunner
+from bot.jobs.in_process import InProcessQueue
+from bot.jobs.queue import JobQueue
 from bot.slack.approvers import ApproverDirectory
 from bot.slack.deliveries import Deliveries
 from bot.slack.files import SlackFiles
@@ -29,18 +32,23 @@ from bot.slack.work import BotWork
 @dataclass(frozen=True)
 class HandlerSettings:
     """How the bot runs its work: pool size, how often it sweeps, how long an upload's
-    delivery is held by the process working on it before another may resume it."""
+    delivery is held by the process working on it before another may resume it, and whether
+    a dead process of this host is recognised by its pid (not with a job queue: it re-runs
+    the jobs of a worker that stopped)."""
 
     workers: int = 4
     expiry_sweep_seconds: float = 30.0
     delivery_hold: timedelta = timedelta(minutes=15)
+    local_owners: bool = True
 
 
 @dataclass(frozen=True)
 class Handlers:
-    """Every handler, wired to the same executor, poster and request messages."""
+    """Every handler, wired to the same executor, queue, poster and request messages."""
 
     work: BotWork
+    queue: JobQueue
+    jobs: Enqueue
     messages: RequestMessages
     intake: IntakeHandlers
     decisions: DecisionHandlers
@@ -48,12 +56,15 @@ class Handlers:
     upkeep: Upkeep
 
     def start(self) -> None:
-        """Start background work: recovery reports, then the sweep."""
-        self.upkeep.start()
+        """Start background work: recovery reports, then the sweep (for the embedded queue;
+        with PostgreSQL, the workers sweep)."""
+        if isinstance(self.queue, InProcessQueue):
+            self.upkeep.start()
 
     def close(self) -> None:
         """Stop sweeping and finish the work already started."""
         self.upkeep.stop()
+        self.queue.close()
         self.work.close()
 
 
@@ -64,14 +75,20 @@ def build_handlers(
     files: SlackFiles,
     approver_policy: ApproverPolicy,
     settings: HandlerSettings,
+    queue: JobQueue | None = None,
 ) -> Handlers:
-    """The handlers of the bot over `service`, talking to Slack through `client`."""
+    """The handlers of the bot over `service`, talking to Slack through `client`, enqueueing
+    on `queue` (None: the embedded queue, running the jobs on this process's executors)."""
     work = BotWork(settings.workers)
+    jobs_queue: JobQueue = queue if queue is not None else InProcessQueue(work)
+    jobs = Enqueue(jobs_queue)
     poster = ThreadPoster(client)
     messages = RequestMessages(poster, deliveries, service.queries)
     intake = IntakeHandlers(service, files, deliveries, work, poster, messages)
-    return Handlers(
+    handlers = Handlers(
         work=work,
+        queue=jobs_queue,
+        jobs=jobs,
         messages=messages,
         intake=intake,
         decisions=DecisionHandlers(
@@ -84,8 +101,12 @@ def build_handlers(
             work,
             poster,
             messages,
-            intake.files_shared,
+            jobs.files_shared,
             sweep_seconds=settings.expiry_sweep_seconds,
             hold=settings.delivery_hold,
+            local_owners=settings.local_owners,
         ),
     )
+    if isinstance(jobs_queue, InProcessQueue):
+        jobs_queue.bind(JobRunner(handlers))
+    return handlers

@@ -20,6 +20,7 @@ from agent.domain import ApprovalRequest, PauseState, PauseStatus, RefusalReason
 from agent.errors import ApprovalRefusedError, MalformedRequestError, ReconbotError
 from agent.pause import Transition, apply
 from agent.usecases import UseCases
+from bot.jobs.queue import FIRST, Attempt
 from bot.slack import blocks
 from bot.slack.approvers import ApproverDirectory
 from bot.slack.payloads import (
@@ -57,13 +58,16 @@ class DecisionHandlers:
         self.messages = messages
         self.client = client
 
-    def approve(self, click: Click, button: ButtonValue) -> None:
+    def approve(self, click: Click, button: ButtonValue, *, attempt: Attempt = FIRST) -> None:
         """Approve (or retry) a request through the guard; the winner reconciles.
 
-        Not serialised up front: the claim picks one winner, and the others must hear at once
-        why they lost rather than wait for the winner's reconciliation. Only the winner takes
-        the thread's lock, so its turn does not interleave with questions or uploads.
+        Not serialised up front in this process: the claim picks one winner, and the others
+        hear at once why they lost. Only the winner takes the thread's lock, so its turn does
+        not interleave with questions or uploads. A run of the job after its worker stopped
+        (`attempt.retried`) finishes the approval that run had claimed, and says so.
         """
+        if attempt.retried and self._finish_interrupted(click, button, attempt):
+            return
         user = click.user
         held: list[PauseState] = []
         locks = []
@@ -76,6 +80,9 @@ class DecisionHandlers:
             held.append(shown)
             try:
                 self.messages.show(shown, blocks.approved_line(user))
+                if click.message_ts and click.message_ts != shown.message_ts:
+                    # Retry on a failure message: its button is used up; the outcome follows.
+                    self.poster.update(click.channel, click.message_ts, blocks.retried_note(user))
             except SlackApiError:
                 logger.exception("pause=%s | could not show the approval", button.pause_id)
 
@@ -115,6 +122,44 @@ class DecisionHandlers:
                 lock.release()
         consumed = apply(held[0], Transition.CONSUME, actor=SYSTEM_ACTOR, at=outcome.created_at)
         self.messages.report_outcome(outcome, consumed, user)
+
+    def _finish_interrupted(self, click: Click, button: ButtonValue, attempt: Attempt) -> bool:
+        """After a cut-off run: finish the claim it held, or show what it had finished; False
+        when that run had claimed nothing (decide as on a first run)."""
+        state = self.service.queries.pause(button.pause_id)
+        if state is None or state.decided_by != click.user:
+            return False
+        request = state.request
+        if state.status is PauseStatus.CONSUMED:
+            # Finished and saved before the cut: the results may not have been shown.
+            outcome = self.service.queries.status(request.investigation_id).outcome
+            if outcome is not None and outcome.pause_id == button.pause_id:
+                self.messages.report_outcome(outcome, state, click.user)
+                return True
+            return False
+        if state.status is not PauseStatus.CLAIMED:
+            return False
+        self.poster.post(
+            click.channel,
+            request.thread_ts,
+            blocks.picked_up_note("the reconciliation", attempt.number),
+        )
+        lock = self.work.lock(request.channel, request.thread_ts)
+        with lock:
+            try:
+                outcome = self.service.recovery.resume_interrupted(button.pause_id)
+            except Exception as error:
+                if not isinstance(error, ReconbotError):
+                    logger.exception("pause=%s | re-run failed", button.pause_id)
+                outcome, words = None, str(error) if isinstance(error, ReconbotError) else ""
+            else:
+                words = blocks.RESTARTED_WHILE_RECONCILING
+        latest = self.service.queries.pause(button.pause_id) or state
+        if outcome is not None:
+            self.messages.report_outcome(outcome, latest, click.user)
+        elif latest.status is PauseStatus.FAILED:
+            self.messages.report_failure(latest, words or blocks.INTERNAL_FAILURE)
+        return True
 
     def reject(self, metadata: ModalMetadata, user: str, reason: str) -> None:
         """Reject a request with the reason from the modal."""

@@ -8,10 +8,15 @@ import logging
 from contextlib import ExitStack
 from typing import Any
 
+from slack_sdk.errors import SlackApiError
+
 from agent.data.schema import Role
-from agent.errors import MalformedRequestError, ModelError, ReconbotError
+from agent.domain import InvestigationStatus, PauseStatus
+from agent.errors import MalformedRequestError, ModelError, ReconbotError, StorageUnavailableError
 from agent.usecases import UseCases
 from agent.usecases.common import Upload
+from agent.usecases.intake import FileAdded
+from bot.jobs.queue import FIRST, Attempt, RetryPolicy
 from bot.slack import blocks
 from bot.slack.deliveries import Deliveries
 from bot.slack.files import SharedFile, SlackFiles
@@ -22,6 +27,8 @@ from bot.slack.request_messages import RequestMessages
 from bot.slack.work import BotWork
 
 logger = logging.getLogger(__name__)
+
+RETRY = RetryPolicy()
 
 
 class IntakeHandlers:
@@ -43,17 +50,28 @@ class IntakeHandlers:
         self.poster = poster
         self.messages = messages
 
-    def files_shared(self, event: dict[str, Any], delivery_id: str | None = None) -> None:
+    def files_shared(
+        self, event: dict[str, Any], delivery_id: str | None = None, *, attempt: Attempt = FIRST
+    ) -> None:
         """A message with files: start an investigation on its CSVs, or add them to the
-        investigation of the thread it was posted in. The delivery is marked done once the
-        person has been answered (a request, a note, or a problem in words). If Slack or the
-        database failed before that, or the process dies, it stays unfinished and the sweep
-        hands it out again once its hold has run out: an upload is never dropped unanswered."""
-        self._files_shared(event)
+        investigation of the thread it was posted in.
+
+        The delivery is marked done once the person has been answered (a request, a note, or
+        a problem in words); a delivery already done is not worked on again, however many
+        times it is handed out. If the file store is down, the job is retried later (raises
+        StorageUnavailableError) unless this is its last attempt; if the process dies, the
+        job runs again elsewhere and the cut-off progress message says so."""
+        try:
+            self._files_shared(event, delivery_id, attempt)
+        except StorageUnavailableError:
+            if not attempt.last:
+                raise  # the queue runs it again; the thread says when
         if delivery_id:
             self.deliveries.done(delivery_id)
 
-    def _files_shared(self, event: dict[str, Any]) -> None:
+    def _files_shared(
+        self, event: dict[str, Any], delivery_id: str | None, attempt: Attempt
+    ) -> None:
         channel = str(event["channel"])
         user = str(event.get("user", ""))
         upload_ts = str(event["ts"])
@@ -61,21 +79,40 @@ class IntakeHandlers:
         shared = [SharedFile.from_event(item) for item in event.get("files") or []]
         csvs = [f for f in shared if f.is_csv]
         others = [f for f in shared if not f.is_csv]
-        if others:
+        if others and attempt.number == 1:
             self.poster.post(channel, thread_ts, blocks.not_csv_note([f.name for f in others]))
         if not csvs:
             return
+        names = [f.name for f in csvs]
         with self.work.serialised(channel, thread_ts):
+            if delivery_id and self.deliveries.finished(delivery_id):
+                # Handed out again while a run that had it was still working (it waited for
+                # that run's lock): answered already, not worked on twice.
+                logger.info("event=%s | already answered; not worked on again", delivery_id)
+                return
             investigation = self.service.queries.find_by_thread(channel, thread_ts)
-            self.poster.react(channel, upload_ts, "mag")
-            progress = ProgressMessage(self.poster, channel, thread_ts, [f.name for f in csvs])
+            self._close_cut_off(channel, delivery_id, names)
+            if attempt.number == 1:
+                self.poster.react(channel, upload_ts, "mag")
+            progress = ProgressMessage(self.poster, channel, thread_ts, names)
+            if delivery_id:
+                self.deliveries.remember_progress(delivery_id, progress.ts)
             try:
                 if investigation is None:
                     team = str(event["team"]) if event.get("team") else None
                     self._start(channel, thread_ts, user, team, csvs, progress)
                 else:
-                    for item in csvs:
-                        self._add(investigation.id, user, item, progress)
+                    same = [self._add(investigation.id, user, item, progress) for item in csvs]
+                    if all(role is not None for role in same):
+                        self._unchanged(investigation.id, user, csvs[-1].name, same[-1], progress)
+            except StorageUnavailableError as error:
+                if attempt.last:
+                    progress.fail(str(error))
+                    return
+                progress.finish(blocks.store_down_note(names, RETRY.wait(attempt.number)))
+                if delivery_id:
+                    self.deliveries.remember_progress(delivery_id, None)
+                raise
             except ModelError as error:
                 # The files are stored and the case exists; only the model's turn failed.
                 case = self.service.queries.find_by_thread(channel, thread_ts)
@@ -85,6 +122,19 @@ class IntakeHandlers:
             except Exception:
                 progress.fail(blocks.FILES_NOT_PROCESSED)
                 self.messages.internal_error(channel, thread_ts, "files_shared")
+
+    def _close_cut_off(self, channel: str, delivery_id: str | None, names: list[str]) -> None:
+        """The progress message of an earlier run that was cut off says so, instead of
+        "reading the files…" forever."""
+        if not delivery_id:
+            return
+        cut_off = self.deliveries.progress_of(delivery_id)
+        if cut_off is None:
+            return
+        try:
+            self.poster.update(channel, cut_off, blocks.interrupted_note(names))
+        except SlackApiError:
+            logger.warning("event=%s | the cut-off progress message was not updated", delivery_id)
 
     def _start(
         self,
@@ -109,6 +159,15 @@ class IntakeHandlers:
                 team=team,
                 progress=progress.tool_done,
             )
+        if started.added:  # the thread had its investigation already: the files joined it
+            names = self._names(started.investigation.id)
+            same = [
+                self._shown(added, names.get(added.role, ""), progress) for added in started.added
+            ]
+            if all(role is not None for role in same):
+                last = started.added[-1].role
+                self._unchanged(started.investigation.id, user, names.get(last, ""), last, progress)
+            return
         if started.request is None:
             assert started.missing is not None
             have = next(role for role in Role if role is not started.missing)
@@ -119,9 +178,44 @@ class IntakeHandlers:
         progress.finish(blocks.inspected_note(started.investigation.id))
         self.messages.post(started.request)
 
+    def _unchanged(
+        self,
+        investigation_id: str,
+        user: str,
+        name: str,
+        role: Role | None,
+        progress: ProgressMessage,
+    ) -> None:
+        """Every file was byte-identical to the case's. If a request stands (or the case is
+        past its decision), say nothing changed; if none does (the inspection that would have
+        made it was cut off), inspect again, so the person is never told of a request that
+        does not exist."""
+        report = self.service.queries.status(investigation_id)
+        revision = report.revisions[-1]
+        requested = any(
+            p.request.revision == revision.number and p.status is not PauseStatus.SUPERSEDED
+            for p in report.pauses
+        )
+        waiting = report.investigation.status in (
+            InvestigationStatus.AWAITING_FILE,
+            InvestigationStatus.AWAITING_DECISION,
+            InvestigationStatus.FAILED,
+        )
+        if requested or not revision.complete or not waiting or report.outcome:
+            assert role is not None
+            progress.finish(blocks.unchanged_note(name, role))
+            return
+        request = self.service.intake.investigate_again(
+            investigation_id, actor=user, progress=progress.tool_done
+        )
+        progress.finish(blocks.inspected_note(investigation_id))
+        self.messages.post(request)
+
     def _add(
         self, investigation_id: str, user: str, item: SharedFile, progress: ProgressMessage
-    ) -> None:
+    ) -> Role | None:
+        """Add one file; its role when it was byte-identical to the case's (nothing changed),
+        else None."""
         with self.files.open(item) as stream:
             added = self.service.intake.add_file(
                 investigation_id,
@@ -129,16 +223,25 @@ class IntakeHandlers:
                 actor=user,
                 progress=progress.tool_done,
             )
+        return self._shown(added, item.name, progress)
+
+    def _names(self, investigation_id: str) -> dict[Role, str]:
+        """The file names of the case's current revision, by role."""
+        revision = self.service.queries.status(investigation_id).revisions[-1]
+        return {role: ref.name for role, ref in revision.files.items()}
+
+    def _shown(self, added: FileAdded, name: str, progress: ProgressMessage) -> Role | None:
+        """Show what adding one file did; its role when it changed nothing, else None."""
         if added.unchanged:
-            progress.finish(blocks.unchanged_note(item.name, added.role))
-            return
+            return added.role
         for pause_id in added.superseded:
             self.messages.show_latest(pause_id, newest=added.revision)
         if added.request is None:
-            progress.finish(blocks.added_note(item.name, added.role, added.revision))
-            return
-        progress.finish(blocks.revised_note(added.revision, item.name, added.role))
+            progress.finish(blocks.added_note(name, added.role, added.revision))
+            return None
+        progress.finish(blocks.revised_note(added.revision, name, added.role))
         self.messages.post(added.request)
+        return None
 
     def investigate_again(self, click: Click) -> None:
         """ "Try again" after the model failed its turn: inspect and validate the case again."""

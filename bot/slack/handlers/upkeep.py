@@ -36,6 +36,7 @@ class Upkeep:
         *,
         sweep_seconds: float,
         hold: timedelta,
+        local_owners: bool = True,
     ) -> None:
         self.service = service
         self.deliveries = deliveries
@@ -45,6 +46,7 @@ class Upkeep:
         self.resume_upload = resume_upload
         self.sweep_seconds = sweep_seconds
         self.hold = hold
+        self.local_owners = local_owners
         self._stop = threading.Event()
         self._sweeper: threading.Thread | None = None
 
@@ -68,7 +70,7 @@ class Upkeep:
         now = utc_now()
         for delivery_id, event in self.deliveries.take_unfinished(now, now + self.hold):
             logger.info("event=%s | resuming an upload a stopped process left", delivery_id)
-            self.work.submit(self.resume_upload, event, delivery_id)  # long: not on the sweeper
+            self.resume_upload(event, delivery_id)  # enqueued: long, not on the sweeper
         expired = self.service.decisions.expire_due()
         for pause_id in expired:
             self.messages.show_latest(pause_id)
@@ -95,7 +97,7 @@ class Upkeep:
 
     def recover_claims(self) -> None:
         """Re-run or fail the approvals whose claim went stale, and report each in its thread."""
-        for pause_id in self.service.recovery.recover():
+        for pause_id in self.service.recovery.recover(local_owners=self.local_owners):
             state = self.service.queries.pause(pause_id)
             if state is None:
                 continue

@@ -54,7 +54,7 @@ def register(app: App, service: UseCases, handlers: Handlers) -> None:
         click = _click(body)
         button = _decision(click) if click else None
         if click is not None and button is not None:
-            handlers.work.decide(handlers.decisions.approve, click, button)
+            handlers.jobs.approve(click, button)
 
     @app.action(blocks.RETRY)
     def on_retry(ack: Ack, body: dict[str, Any]) -> None:
@@ -62,14 +62,14 @@ def register(app: App, service: UseCases, handlers: Handlers) -> None:
         click = _click(body)
         button = _decision(click) if click else None
         if click is not None and button is not None:
-            handlers.work.decide(handlers.decisions.approve, click, button)
+            handlers.jobs.approve(click, button)
 
     @app.action(blocks.INVESTIGATE_AGAIN)
     def on_investigate_again(ack: Ack, body: dict[str, Any]) -> None:
         ack()
         click = _click(body)
         if click is not None:
-            handlers.work.submit(handlers.intake.investigate_again, click)
+            handlers.jobs.investigate_again(click)
 
     @app.action(re.compile(f"^{blocks.ANSWER}:"))
     def on_answer(ack: Ack, body: dict[str, Any]) -> None:
@@ -84,7 +84,7 @@ def register(app: App, service: UseCases, handlers: Handlers) -> None:
                 handlers.messages.refuse, click.channel, click.user, click.thread_ts, error
             )
             return
-        handlers.work.decide(handlers.decisions.answer, click, answer)
+        handlers.jobs.answer(click, answer)
 
     def _pending(click: Click) -> tuple[ModalMetadata, ApprovalRequest] | None:
         """The metadata for a decision modal, or None after telling the clicker why not."""

@@ -29,7 +29,7 @@ def register(app: App, service: UseCases, handlers: Handlers) -> None:
             return
         # The workspace travels with the work (an upload resumed after a crash has only this).
         upload = {**event, "team": event.get("team") or body.get("team_id")}
-        handlers.work.submit(handlers.intake.files_shared, upload, body.get("event_id"))
+        handlers.jobs.files_shared(upload, body.get("event_id"))
 
     @app.event("file_shared")
     def on_file_shared() -> None:
@@ -39,9 +39,7 @@ def register(app: App, service: UseCases, handlers: Handlers) -> None:
     def on_mention(event: dict[str, Any]) -> None:
         if event.get("bot_id") or event.get("files"):
             return
-        handlers.work.submit(
-            handlers.questions.question, event, question_text(event.get("text", ""))
-        )
+        handlers.jobs.question(event, question_text(event.get("text", "")))
 
     @app.event("message")
     def on_message(event: dict[str, Any], context: BoltContext) -> None:
@@ -56,9 +54,9 @@ def register(app: App, service: UseCases, handlers: Handlers) -> None:
             return
         if service.queries.find_by_thread(event["channel"], event["thread_ts"]) is None:
             return  # a thread that is not an investigation's: not ours to answer
-        handlers.work.submit(handlers.questions.question, event, question_text(text))
+        handlers.jobs.question(event, question_text(text))
 
     @app.event("app_home_opened")
     def on_home_opened(event: dict[str, Any]) -> None:
         if event.get("tab", "home") == "home" and isinstance(event.get("user"), str):
-            handlers.work.submit(handlers.questions.publish_home, event["user"])
+            handlers.jobs.publish_home(event["user"])

@@ -81,7 +81,7 @@ def register(app: App, handlers: Handlers) -> None:
             ack(response_action="errors", errors={blocks.REASON_BLOCK: str(error)})
             return
         ack()
-        handlers.work.decide(handlers.decisions.reject, metadata, user, reason.strip())
+        handlers.jobs.reject(metadata, user, reason.strip())
 
     @app.view(blocks.EDIT_VIEW)
     def on_edit(ack: Ack, body: dict[str, Any], view: dict[str, Any]) -> None:
@@ -117,4 +117,4 @@ def register(app: App, handlers: Handlers) -> None:
             ack(response_action="errors", errors={inputs[0]: str(error)})
             return
         ack()
-        handlers.work.decide(handlers.decisions.edit, metadata, user, changed)
+        handlers.jobs.edit(metadata, user, changed)

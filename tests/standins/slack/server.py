@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import hmac
+import itertools
 import json
 import queue
 import socket
@@ -74,6 +75,9 @@ class SlackStandIn:
         self.app_token = app_token
         self._links: list[SocketModeLink] = []
         self.app_url: str | None = None
+        # Several web processes behind a balancer: deliveries go to each in turn.
+        self.app_urls: list[str] = []
+        self._turn = itertools.count()
         self.echo_bot_messages = echo_bot_messages
         self._server = _Server(("127.0.0.1", 0), _handler_for(self))
         self._server.daemon_threads = True
@@ -388,11 +392,13 @@ class SlackStandIn:
         signature: str | None = None,
     ) -> Delivery:
         """POST a signed request to the app (or a forged one, with `signature`/`timestamp`)."""
-        if self.app_url is None:
+        url = self.app_urls[next(self._turn) % len(self.app_urls)] if self.app_urls else None
+        url = url or self.app_url
+        if url is None:
             raise RuntimeError("set app_url to the app's /slack/events first")
         stamp = str(int(time.time()) if timestamp is None else timestamp)
         request = urllib.request.Request(
-            self.app_url,
+            url,
             data=body,
             method="POST",
             headers={

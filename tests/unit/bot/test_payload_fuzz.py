@@ -443,12 +443,12 @@ def test_the_listeners_refuse_what_reconbot_did_not_issue_and_never_raise(
     started = [
         name
         for name, _ in fuzzed.calls
-        if name.startswith(("service.", "handlers.decisions", "handlers.questions"))
-        or name == "handlers.intake.files_shared"
+        if name.startswith(("service.", "handlers.jobs.", "handlers.decisions"))
+        and name != "handlers.jobs.investigate_again"
     ]
     assert not started, f"a use case or a decision was started: {started}"
     for name, args in fuzzed.calls:
-        if name in (REFUSE, "handlers.intake.investigate_again"):
+        if name in (REFUSE, "handlers.jobs.investigate_again"):
             for arg in args:
                 if isinstance(arg, Click):
                     well_typed(arg)
@@ -466,10 +466,10 @@ def test_a_click_reconbot_issued_still_reaches_the_decision(fuzzed: Fuzzed) -> N
     }
     fuzzed.dispatch(body)
     assert not fuzzed.errors
-    assert "handlers.decisions.approve" in [name for name, _ in fuzzed.calls]
+    assert "handlers.jobs.approve" in [name for name, _ in fuzzed.calls]
     answer = {**BLOCK_ACTIONS, "actions": [ACTION]}
     fuzzed.dispatch(answer)
-    assert "handlers.decisions.answer" in [name for name, _ in fuzzed.calls]
+    assert "handlers.jobs.answer" in [name for name, _ in fuzzed.calls]
 
 
 EVENTS = st.builds(

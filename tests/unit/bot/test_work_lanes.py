@@ -4,6 +4,7 @@ lane."""
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 import threading
@@ -15,6 +16,8 @@ from slack_bolt import App, BoltRequest
 from slack_sdk import WebClient
 
 from agent.errors import ApprovalRefusedError
+from bot.jobs.catalogue import Enqueue
+from bot.jobs.queue import Lane
 from bot.slack import blocks
 from bot.slack.listeners import actions, events, views
 from bot.slack.payloads import AnswerBlockId, ButtonValue, ModalMetadata
@@ -154,16 +157,43 @@ class Refusing(Named):
         raise ApprovalRefusedError("expired", "The request expired.")
 
 
+class RecordingQueue:
+    """Stands for the job queue: records which lane each job was enqueued on, and its locks."""
+
+    def __init__(self, calls: list[tuple[str, str]]) -> None:
+        self.calls = calls
+        self.locks: list[tuple[str, str | None, str | None]] = []
+
+    def enqueue(
+        self,
+        name: str,
+        args: dict[str, Any],
+        *,
+        lane: Lane,
+        lock: str | None = None,
+        once: str | None = None,
+    ) -> None:
+        json.dumps(args)  # a job's arguments travel as JSON, to any worker
+        self.calls.append(("decision" if lane is Lane.DECISIONS else "heavy", f"job:{name}"))
+        self.locks.append((name, lock, once))
+
+    def close(self) -> None:
+        pass
+
+
 class Handlers(Named):
     def __init__(self, calls: list[tuple[str, str]]) -> None:
         super().__init__("handlers", calls)
         self.work = Lanes(calls)
+        self.queue = RecordingQueue(calls)
+        self.jobs = Enqueue(self.queue)
 
 
 class Routed:
-    def __init__(self, app: App, calls: list[tuple[str, str]]) -> None:
+    def __init__(self, app: App, calls: list[tuple[str, str]], queue: RecordingQueue) -> None:
         self.app = app
         self.calls = calls
+        self.queue = queue
 
     def lanes(self, body: dict[str, Any]) -> list[tuple[str, str]]:
         self.calls.clear()
@@ -188,7 +218,7 @@ def routed() -> Iterator[Routed]:
         events.register(app, service, handlers)  # type: ignore[arg-type]
         actions.register(app, service, handlers)  # type: ignore[arg-type]
         views.register(app, handlers)  # type: ignore[arg-type]
-        yield Routed(app, calls)
+        yield Routed(app, calls, handlers.queue)
 
 
 BUTTON = ButtonValue("PAUSE-0123456789", "sha256:" + "d" * 64)
@@ -227,8 +257,8 @@ def _submitted(callback_id: str, values: dict[str, Any], view_blocks: list[Any])
 @pytest.mark.parametrize(
     ("body", "expected"),
     [
-        (_click(blocks.APPROVE), ("decision", "handlers.decisions.approve")),
-        (_click(blocks.RETRY), ("decision", "handlers.decisions.approve")),
+        (_click(blocks.APPROVE), ("decision", "job:approve")),
+        (_click(blocks.RETRY), ("decision", "job:approve")),
         (_click(blocks.APPROVE, "not ours"), ("decision", "handlers.messages.refuse")),
         (_click(blocks.REJECT), ("decision", "handlers.messages.refuse")),
         (_click(blocks.EDIT), ("decision", "handlers.messages.refuse")),
@@ -238,7 +268,7 @@ def _submitted(callback_id: str, values: dict[str, Any], view_blocks: list[Any])
                 block_id=AnswerBlockId(0, BUTTON).encode(),
                 selected_option={"value": "payments.captured_amount=Amount"},
             ),
-            ("decision", "handlers.decisions.answer"),
+            ("decision", "job:answer"),
         ),
         (
             _submitted(
@@ -246,7 +276,7 @@ def _submitted(callback_id: str, values: dict[str, Any], view_blocks: list[Any])
                 {blocks.REASON_BLOCK: {blocks.REASON_INPUT: {"value": "wrong files"}}},
                 [],
             ),
-            ("decision", "handlers.decisions.reject"),
+            ("decision", "job:reject"),
         ),
         (
             _submitted(
@@ -260,9 +290,9 @@ def _submitted(callback_id: str, values: dict[str, Any], view_blocks: list[Any])
                     }
                 ],
             ),
-            ("decision", "handlers.decisions.edit"),
+            ("decision", "job:edit"),
         ),
-        (_click(blocks.INVESTIGATE_AGAIN), ("heavy", "handlers.intake.investigate_again")),
+        (_click(blocks.INVESTIGATE_AGAIN), ("heavy", "job:investigate_again")),
         (
             {
                 "type": "event_callback",
@@ -270,7 +300,7 @@ def _submitted(callback_id: str, values: dict[str, Any], view_blocks: list[Any])
                 "event_id": "Ev0HOME",
                 "event": {"type": "app_home_opened", "user": "U0ALICE", "tab": "home"},
             },
-            ("heavy", "handlers.questions.publish_home"),
+            ("heavy", "job:publish_home"),
         ),
         (
             {
@@ -286,7 +316,7 @@ def _submitted(callback_id: str, values: dict[str, Any], view_blocks: list[Any])
                     "files": [{"id": "F0ORDERS"}],
                 },
             },
-            ("heavy", "handlers.intake.files_shared"),
+            ("heavy", "job:files_shared"),
         ),
         (
             {
@@ -302,7 +332,7 @@ def _submitted(callback_id: str, values: dict[str, Any], view_blocks: list[Any])
                     "text": "<@U0BOT> how many were unpaid?",
                 },
             },
-            ("heavy", "handlers.questions.question"),
+            ("heavy", "job:question"),
         ),
     ],
     ids=[
@@ -324,6 +354,32 @@ def test_clicks_go_to_the_decision_lane_and_events_to_the_heavy_one(
     routed: Routed, body: dict[str, Any], expected: tuple[str, str]
 ) -> None:
     assert routed.lanes(body) == [expected]
+
+
+def test_a_case_s_jobs_share_its_thread_lock_and_an_upload_is_enqueued_once(
+    routed: Routed,
+) -> None:
+    routed.queue.locks.clear()
+    routed.lanes(_click(blocks.APPROVE))
+    upload = {
+        "type": "event_callback",
+        "team_id": "T0STANDIN",
+        "event_id": "Ev0FILES2",
+        "event": {
+            "type": "message",
+            "subtype": "file_share",
+            "user": "U0ALICE",
+            "channel": "C0FINANCE",
+            "ts": "1.5",
+            "thread_ts": "1.0",
+            "files": [{"id": "F0ORDERS"}],
+        },
+    }
+    routed.lanes(upload)
+    assert routed.queue.locks == [
+        ("approve", "thread:C0FINANCE:1.0", None),
+        ("files_shared", "thread:C0FINANCE:1.0", "event:Ev0FILES2"),
+    ]
 
 
 def test_the_bot_hands_the_interpreter_over_often_enough_for_decisions(work: BotWork) -> None:

@@ -144,7 +144,7 @@ def test_apply_follows_the_rules_of_the_pause_lifecycle(
     stored = factory.store.pauses["PAUSE-1"]
     assert done is (status in rule.sources)
     assert stored.state.status is (rule.target if done else status)
-    assert stored.attempts == (1 if done and rule.takes_claim else 0)
+    assert stored.attempts == (1 if done and rule.takes_claim and rule.counts_attempt else 0)
     assert (stored.state.decided_by == "bob") is (done and rule.records_decider)
     if done:
         assert stored.state.reason == "why"

@@ -1,0 +1,179 @@
+"""The jobs: each a name, the lane it runs on, and the handler call it makes.
+
+Listeners enqueue through `Enqueue` (typed values in, JSON out); workers run a job by name
+through `JobRunner` (JSON in, the handler's typed call out). Everything a job needs travels in
+its arguments, so any worker of any host can run it, and a retried job does the same thing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from agent.data.schema import Role
+from bot.jobs.queue import Attempt, JobQueue, Lane, thread_lock
+from bot.slack.payloads import ButtonValue, ClarificationAnswer, Click, ModalMetadata
+
+if TYPE_CHECKING:
+    from bot.slack.handlers import Handlers
+
+logger = logging.getLogger(__name__)
+
+FILES_SHARED = "files_shared"
+INVESTIGATE_AGAIN = "investigate_again"
+QUESTION = "question"
+PUBLISH_HOME = "publish_home"
+APPROVE = "approve"
+ANSWER = "answer"
+REJECT = "reject"
+EDIT = "edit"
+SWEEP = "sweep"
+
+LANES = {
+    FILES_SHARED: Lane.WORK,
+    INVESTIGATE_AGAIN: Lane.WORK,
+    QUESTION: Lane.WORK,
+    PUBLISH_HOME: Lane.WORK,
+    SWEEP: Lane.WORK,
+    APPROVE: Lane.DECISIONS,
+    ANSWER: Lane.DECISIONS,
+    REJECT: Lane.DECISIONS,
+    EDIT: Lane.DECISIONS,
+}
+
+
+def _click(value: dict[str, Any]) -> Click:
+    return Click(**value)
+
+
+def _metadata_lock(metadata: ModalMetadata) -> str:
+    return thread_lock(metadata.channel, metadata.thread_ts or None)
+
+
+class Enqueue:
+    """What the listeners call: one method per job, each putting it on its lane with the lock
+    of the case's thread (and, for an upload, its Slack event id so it is enqueued once)."""
+
+    def __init__(self, queue: JobQueue) -> None:
+        self.queue = queue
+
+    def _put(self, name: str, args: dict[str, Any], **locks: str | None) -> None:
+        self.queue.enqueue(name, args, lane=LANES[name], **locks)
+
+    def files_shared(self, event: dict[str, Any], delivery_id: str | None) -> None:
+        """A message with files (resumable by its delivery id)."""
+        thread = event.get("thread_ts") or event.get("ts")
+        self._put(
+            FILES_SHARED,
+            {"event": event, "delivery_id": delivery_id},
+            lock=thread_lock(event.get("channel"), thread),
+            once=f"event:{delivery_id}" if delivery_id else None,
+        )
+
+    def investigate_again(self, click: Click) -> None:
+        """ "Try again" after the model could not take its turn."""
+        self._put(
+            INVESTIGATE_AGAIN,
+            {"click": dataclasses.asdict(click)},
+            lock=thread_lock(click.channel, click.thread_ts),
+        )
+
+    def question(self, event: dict[str, Any], text: str) -> None:
+        """A question in an investigation's thread."""
+        thread = event.get("thread_ts") or event.get("ts")
+        self._put(
+            QUESTION, {"event": event, "text": text}, lock=thread_lock(event.get("channel"), thread)
+        )
+
+    def publish_home(self, user: str) -> None:
+        """The App Home tab of `user` (once while one is waiting)."""
+        self._put(PUBLISH_HOME, {"user": user}, once=f"home:{user}")
+
+    def approve(self, click: Click, button: ButtonValue) -> None:
+        """Approve or Retry: the guard, then the reconciliation for the winner."""
+        self._put(
+            APPROVE,
+            {"click": dataclasses.asdict(click), "button": button.encode()},
+            lock=thread_lock(click.channel, click.thread_ts),
+        )
+
+    def answer(self, click: Click, answer: ClarificationAnswer) -> None:
+        """A clarification's answer (an edit of one field)."""
+        self._put(
+            ANSWER,
+            {
+                "click": dataclasses.asdict(click),
+                "button": answer.button.encode(),
+                "role": answer.role.value,
+                "field": answer.field,
+                "column": answer.column,
+            },
+            lock=thread_lock(click.channel, click.thread_ts),
+        )
+
+    def reject(self, metadata: ModalMetadata, user: str, reason: str) -> None:
+        """Reject with the modal's reason."""
+        self._put(
+            REJECT,
+            {"metadata": metadata.encode(), "user": user, "reason": reason},
+            lock=_metadata_lock(metadata),
+        )
+
+    def edit(self, metadata: ModalMetadata, user: str, changed: dict[str, str]) -> None:
+        """An edited mapping from the modal."""
+        self._put(
+            EDIT,
+            {"metadata": metadata.encode(), "user": user, "changed": changed},
+            lock=_metadata_lock(metadata),
+        )
+
+
+class JobRunner:
+    """Runs a job by name on the bot's handlers: the one place JSON becomes typed values."""
+
+    def __init__(self, handlers: Handlers) -> None:
+        self.handlers = handlers
+        self._jobs: dict[str, Callable[[dict[str, Any], Attempt], None]] = {
+            FILES_SHARED: self._files_shared,
+            INVESTIGATE_AGAIN: lambda a, _: handlers.intake.investigate_again(_click(a["click"])),
+            QUESTION: lambda a, _: handlers.questions.question(a["event"], a["text"]),
+            PUBLISH_HOME: lambda a, _: handlers.questions.publish_home(a["user"]),
+            APPROVE: self._approve,
+            ANSWER: self._answer,
+            REJECT: lambda a, _: handlers.decisions.reject(
+                ModalMetadata.decode(a["metadata"]), a["user"], a["reason"]
+            ),
+            EDIT: lambda a, _: handlers.decisions.edit(
+                ModalMetadata.decode(a["metadata"]), a["user"], dict(a["changed"])
+            ),
+            SWEEP: lambda _a, _: self._sweep(),
+        }
+
+    @property
+    def names(self) -> list[str]:
+        """Every job's name."""
+        return list(self._jobs)
+
+    def run(self, name: str, args: dict[str, Any], attempt: Attempt) -> None:
+        """Run job `name`; what it raises is for the queue to retry or record."""
+        self._jobs[name](args, attempt)
+
+    def _files_shared(self, args: dict[str, Any], attempt: Attempt) -> None:
+        self.handlers.intake.files_shared(args["event"], args.get("delivery_id"), attempt=attempt)
+
+    def _approve(self, args: dict[str, Any], attempt: Attempt) -> None:
+        self.handlers.decisions.approve(
+            _click(args["click"]), ButtonValue.decode(args["button"]), attempt=attempt
+        )
+
+    def _answer(self, args: dict[str, Any], attempt: Attempt) -> None:
+        answer = ClarificationAnswer(
+            ButtonValue.decode(args["button"]), Role(args["role"]), args["field"], args["column"]
+        )
+        self.handlers.decisions.answer(_click(args["click"]), answer)
+
+    def _sweep(self) -> None:
+        self.handlers.upkeep.sweep()
+        self.handlers.upkeep.recover_claims()
