@@ -106,6 +106,10 @@ def test_a_failed_reconciliation_offers_a_retry_that_works(
     standin.click(BOB, failure, "retry")
     wait_text(standin, upload.ts, "Reconciled")
     standin.workspace.wait_for(lambda: exceptions_files(standin, upload.ts), what="file")
+    # The Retry was used: the failure message keeps no live button.
+    used = standin.workspace.message(CHANNEL, failure.ts)
+    assert used.action_ids() == []
+    assert "retried" in used.all_text()
 
 
 def test_an_inspection_cut_off_by_a_crash_is_offered_again_after_a_restart(
