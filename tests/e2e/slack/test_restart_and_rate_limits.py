@@ -37,20 +37,39 @@ from .conftest import (
 )
 
 
+def _worker(env: dict[str, str]) -> subprocess.Popen[bytes] | None:
+    """On PostgreSQL the web process only enqueues: a `reconbot worker` runs the jobs."""
+    if not env["RECONBOT_DATABASE_URL"].startswith("postgres"):
+        return None
+    return subprocess.Popen(
+        [RECONBOT, "worker"],
+        env={**os.environ, **env},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def _kill(worker: subprocess.Popen[bytes] | None) -> None:
+    if worker is not None:
+        worker.kill()
+        worker.wait(timeout=10)
+
+
 def test_approve_works_after_the_bot_process_restarts(
     standin: SlackStandIn, any_database: str, tmp_path: Path, demo_files: DemoFiles
 ) -> None:
     env = bot_environment(standin, any_database, tmp_path)
     subprocess.run([RECONBOT, "migrate"], env={**os.environ, **env}, check=True, timeout=120)
-    first = BotProcess(env, free_port())
+    first, worker = BotProcess(env, free_port()), _worker(env)
     try:
         standin.app_url = first.events_url
         upload = upload_pair(standin, demo_files)
         request = request_message(standin, upload.ts)
     finally:
         first.kill()
+        _kill(worker)
 
-    second = BotProcess(env, free_port())
+    second, worker = BotProcess(env, free_port()), _worker(env)
     try:
         standin.app_url = second.events_url
         assert standin.click(BOB, request, "approve").status == 200
@@ -59,6 +78,7 @@ def test_approve_works_after_the_bot_process_restarts(
         assert "Approved by <@U0BOB>" in standin.workspace.message(CHANNEL, request.ts).all_text()
     finally:
         assert second.stop() == 0, "SIGTERM stops the bot cleanly"
+        _kill(worker)
 
 
 def test_a_rate_limited_post_is_retried_and_arrives(
