@@ -48,86 +48,87 @@ def _click(value: dict[str, Any]) -> Click:
     return Click(**value)
 
 
-def _metadata_lock(metadata: ModalMetadata) -> str:
-    return thread_lock(metadata.channel, metadata.thread_ts or None)
-
-
 class Enqueue:
     """What the listeners call: one method per job, each putting it on its lane with the lock
-    of the case's thread (and, for an upload, its Slack event id so it is enqueued once)."""
+    of the case's thread (and, for an upload, its Slack event id so it is enqueued once).
 
-    def __init__(self, queue: JobQueue) -> None:
+    A job the queue refuses (the database is down) is not lost in the log: `unqueued` is told
+    the thread, so the person hears their click or question was not taken. An upload is the
+    exception: its delivery is kept until answered, and the sweep enqueues it again."""
+
+    def __init__(
+        self, queue: JobQueue, unqueued: Callable[[str, str | None, str], None] | None = None
+    ) -> None:
         self.queue = queue
+        self.unqueued = unqueued
 
-    def _put(self, name: str, args: dict[str, Any], **locks: str | None) -> None:
-        self.queue.enqueue(name, args, lane=LANES[name], **locks)
+    def _put(
+        self,
+        name: str,
+        args: dict[str, Any],
+        channel: str | None,
+        thread_ts: str | None,
+        *,
+        once: str | None = None,
+    ) -> None:
+        lock = thread_lock(channel, thread_ts) if channel else None
+        try:
+            self.queue.enqueue(name, args, lane=LANES[name], lock=lock, once=once)
+        except Exception:
+            if name == FILES_SHARED or channel is None or self.unqueued is None:
+                logger.exception("job=%s | not enqueued", name)
+                return
+            self.unqueued(channel, thread_ts, f"enqueue {name}")
 
     def files_shared(self, event: dict[str, Any], delivery_id: str | None) -> None:
         """A message with files (resumable by its delivery id)."""
-        thread = event.get("thread_ts") or event.get("ts")
         self._put(
             FILES_SHARED,
             {"event": event, "delivery_id": delivery_id},
-            lock=thread_lock(event.get("channel"), thread),
+            event.get("channel"),
+            event.get("thread_ts") or event.get("ts"),
             once=f"event:{delivery_id}" if delivery_id else None,
         )
 
     def investigate_again(self, click: Click) -> None:
         """ "Try again" after the model could not take its turn."""
-        self._put(
-            INVESTIGATE_AGAIN,
-            {"click": dataclasses.asdict(click)},
-            lock=thread_lock(click.channel, click.thread_ts),
-        )
+        args = {"click": dataclasses.asdict(click)}
+        self._put(INVESTIGATE_AGAIN, args, click.channel, click.thread_ts)
 
     def question(self, event: dict[str, Any], text: str) -> None:
         """A question in an investigation's thread."""
         thread = event.get("thread_ts") or event.get("ts")
-        self._put(
-            QUESTION, {"event": event, "text": text}, lock=thread_lock(event.get("channel"), thread)
-        )
+        self._put(QUESTION, {"event": event, "text": text}, event.get("channel"), thread)
 
     def publish_home(self, user: str) -> None:
         """The App Home tab of `user` (once while one is waiting)."""
-        self._put(PUBLISH_HOME, {"user": user}, once=f"home:{user}")
+        self._put(PUBLISH_HOME, {"user": user}, None, None, once=f"home:{user}")
 
     def approve(self, click: Click, button: ButtonValue) -> None:
         """Approve or Retry: the guard, then the reconciliation for the winner."""
-        self._put(
-            APPROVE,
-            {"click": dataclasses.asdict(click), "button": button.encode()},
-            lock=thread_lock(click.channel, click.thread_ts),
-        )
+        args = {"click": dataclasses.asdict(click), "button": button.encode()}
+        self._put(APPROVE, args, click.channel, click.thread_ts)
 
     def answer(self, click: Click, answer: ClarificationAnswer) -> None:
         """A clarification's answer (an edit of one field)."""
-        self._put(
-            ANSWER,
-            {
-                "click": dataclasses.asdict(click),
-                "button": answer.button.encode(),
-                "role": answer.role.value,
-                "field": answer.field,
-                "column": answer.column,
-            },
-            lock=thread_lock(click.channel, click.thread_ts),
-        )
+        args = {
+            "click": dataclasses.asdict(click),
+            "button": answer.button.encode(),
+            "role": answer.role.value,
+            "field": answer.field,
+            "column": answer.column,
+        }
+        self._put(ANSWER, args, click.channel, click.thread_ts)
 
     def reject(self, metadata: ModalMetadata, user: str, reason: str) -> None:
         """Reject with the modal's reason."""
-        self._put(
-            REJECT,
-            {"metadata": metadata.encode(), "user": user, "reason": reason},
-            lock=_metadata_lock(metadata),
-        )
+        args = {"metadata": metadata.encode(), "user": user, "reason": reason}
+        self._put(REJECT, args, metadata.channel, metadata.thread_ts or None)
 
     def edit(self, metadata: ModalMetadata, user: str, changed: dict[str, str]) -> None:
         """An edited mapping from the modal."""
-        self._put(
-            EDIT,
-            {"metadata": metadata.encode(), "user": user, "changed": changed},
-            lock=_metadata_lock(metadata),
-        )
+        args = {"metadata": metadata.encode(), "user": user, "changed": changed}
+        self._put(EDIT, args, metadata.channel, metadata.thread_ts or None)
 
 
 class JobRunner:

@@ -81,9 +81,9 @@ def build_handlers(
     on `queue` (None: the embedded queue, running the jobs on this process's executors)."""
     work = BotWork(settings.workers)
     jobs_queue: JobQueue = queue if queue is not None else InProcessQueue(work)
-    jobs = Enqueue(jobs_queue)
     poster = ThreadPoster(client)
     messages = RequestMessages(poster, deliveries, service.queries)
+    jobs = Enqueue(jobs_queue, messages.internal_error)
     intake = IntakeHandlers(service, files, deliveries, work, poster, messages)
     handlers = Handlers(
         work=work,

@@ -583,3 +583,23 @@ def test_another_failure_on_postgres_is_not_retried() -> None:
     strategy = _PassingFailures(RetryPolicy(attempts=4))
     for error in (ValueError("a bug"), RuntimeError("x"), KeyError("k")):
         assert strategy.get_retry_decision(exception=error, job=_job(0)) is None
+
+
+class RefusingQueue:
+    """A queue whose database is down."""
+
+    def enqueue(self, name: str, args: dict[str, Any], **_: Any) -> None:
+        raise OSError("connection refused")
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_click_the_queue_refuses_is_told_in_its_thread_and_an_upload_is_left_to_the_sweep() -> (
+    None
+):
+    told: list[tuple[str, str | None, str]] = []
+    jobs = Enqueue(RefusingQueue(), lambda *where: told.append(where))
+    jobs.approve(CLICK, BUTTON)
+    jobs.files_shared({"channel": CLICK.channel, "ts": "9.0", "files": []}, "Ev0FILES")
+    assert told == [(CLICK.channel, CLICK.thread_ts, "enqueue approve")]
