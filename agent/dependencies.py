@@ -9,10 +9,10 @@ from __future__ import annotations
 import os
 import socket
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Protocol
 
 from strands.models import Model
 
@@ -23,8 +23,18 @@ from agent.ports import BlobStore, Clock, UnitOfWorkFactory
 SYSTEM_ACTOR = "reconbot"
 """Who the audit log names for what reconbot does by itself (expiry, recovery)."""
 
-Progress = Callable[[str], None]
-"""Told the name of each tool as the agent finishes it, so a caller can show progress."""
+
+class Progress(Protocol):
+    """Told what a step is doing while it works, so a caller can show it (Slack's progress
+    message, a line on a terminal's stderr)."""
+
+    def tool_done(self, name: str) -> None:
+        """The agent finished the tool `name`."""
+        ...
+
+    def rows_read(self, file_name: str, rows: int, share: float) -> None:
+        """A file is being read: `rows` data rows so far, `share` of its bytes (0 to 1)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -35,6 +45,8 @@ class WorkflowSettings:
     approver_policy: ApproverPolicy = field(default_factory=ApproverPolicy)
     max_upload_bytes: int = 200 << 20
     workdir: Path = Path("var/work")
+    cache_max_bytes: int = 4 << 30
+    cache_max_age: timedelta = timedelta(days=2)
     claim_lease: timedelta = timedelta(minutes=15)
     policy: Policy = field(default_factory=Policy)
 

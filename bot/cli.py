@@ -45,7 +45,6 @@ from bot.config import Settings
 logger = logging.getLogger(__name__)
 
 EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT = 0, 1, 2
-DEFAULT_MAX_UPLOAD = 200 * (1 << 20)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -108,9 +107,7 @@ def _demo_data(args: argparse.Namespace) -> int:
 
 
 def _inspect(args: argparse.Namespace) -> int:
-    samples = [
-        inspect_csv(p, p.name, max_bytes=DEFAULT_MAX_UPLOAD) for p in (args.first, args.second)
-    ]
+    samples = [inspect_csv(p, p.name) for p in (args.first, args.second)]
     proposal = infer_mapping(*samples)
     report: ValidationReport | None = None
     mapping = proposal.mapping

@@ -116,6 +116,8 @@ def workflow_settings(settings: Settings, policy: Policy) -> WorkflowSettings:
         ),
         max_upload_bytes=settings.max_upload_bytes,
         workdir=settings.work_dir,
+        cache_max_bytes=settings.cache_max_mb << 20,
+        cache_max_age=settings.cache_max_age,
         claim_lease=settings.claim_lease,
         policy=policy,
     )

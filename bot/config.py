@@ -62,6 +62,8 @@ class Settings(BaseSettings):
     expiry_sweep: timedelta = Field(default=timedelta(seconds=30), alias="RECONBOT_EXPIRY_SWEEP")
     max_upload_mb: int = Field(default=200, alias="RECONBOT_MAX_UPLOAD_MB", gt=0)
     work_dir: Path = Field(default=Path("var/work"), alias="RECONBOT_WORK_DIR")
+    cache_max_mb: int = Field(default=4096, alias="RECONBOT_CACHE_MAX_MB", gt=0)
+    cache_max_age: timedelta = Field(default=timedelta(days=2), alias="RECONBOT_CACHE_MAX_AGE")
     policy_path: Path | None = Field(default=None, alias="RECONBOT_POLICY")
     port: int = Field(default=3000, alias="PORT")
     queue: Literal["auto", "postgres", "in-process"] = Field(default="auto", alias="RECONBOT_QUEUE")
@@ -90,6 +92,7 @@ class Settings(BaseSettings):
 
     @field_validator(
         "approval_ttl",
+        "cache_max_age",
         "claim_lease",
         "expiry_sweep",
         "bedrock_timeout",

@@ -27,6 +27,7 @@ from agent.usecases.common import Upload
 from bot.composition import Runtime, build_runtime, migrate_database
 from bot.config import Settings
 from bot.readings import describe_reading
+from bot.terminal_progress import TerminalProgress
 
 EXIT_OK, EXIT_REFUSED, EXIT_REJECTED = 0, 2, 3
 PROMPT = "decision> approve | reject REASON | edit [ROLE.]FIELD=COLUMN ... | ask QUESTION\n"
@@ -264,10 +265,10 @@ def investigate_files(orders: str | Path, payments: str | Path, *, as_json: bool
     user = terminal_identity()
     with ExitStack() as stack:
         uploads = [
-            Upload(stack.enter_context(open(path, "rb")), Path(path).name)
+            Upload(stack.enter_context(open(path, "rb")), Path(path).name, local=True)
             for path in (orders, payments)
         ]
-        started = service.intake.start(uploads, requested_by=user)
+        started = service.intake.start(uploads, requested_by=user, progress=TerminalProgress())
     request = started.request
     assert request is not None
     printer.request(request)
@@ -328,7 +329,9 @@ def _apply(
         document = {"type": "rejected", "pause_id": pause_id, "reason": state.reason}
         printer.emit(document, f"Rejected: {state.reason}")
         return EXIT_REJECTED
-    request = service.decisions.edit(pause_id, authorization, approver, parse_edit(words))
+    request = service.decisions.edit(
+        pause_id, authorization, approver, parse_edit(words), progress=TerminalProgress()
+    )
     printer.request(request)
     return request
 

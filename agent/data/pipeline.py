@@ -1,19 +1,20 @@
-"""One reconciliation job end to end: hash the inputs, read them, reconcile, export.
+"""One reconciliation job end to end: read the inputs, reconcile, export.
 
-Hashing runs beside the DuckDB work (hashlib releases the GIL), so checking that the bytes are
-still the approved ones costs little wall time. The caller compares the digests with the ones
-the approval was bound to before trusting the result.
+The digests returned are those of the bytes parsed: computed while each file was parsed into
+its columns (`ingest.columnar`), kept with them in the columnar cache. The caller compares them
+with the ones the approval was bound to before trusting the result.
 """
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent.data.ingest import file_digest
+from agent.data.cache import ColumnCache
+from agent.data.normalize.load import Files
 from agent.data.policy import Policy
-from agent.data.reconcile import Reconciliation, reconcile
+from agent.data.reconcile import Reconciliation
+from agent.data.reconcile.run import file_columns, reconcile_columns
 from agent.data.schema import Mapping, Role
 
 
@@ -27,17 +28,17 @@ class JobResult:
 
 
 def run_job(
-    files: dict[Role, tuple[Path, str]],
+    files: Files,
     mapping: Mapping,
     policy: Policy,
     export_to: Path,
     *,
     workdir: Path | None = None,
+    cache: ColumnCache | None = None,
 ) -> JobResult:
-    """Hash both files, reconcile them under `mapping` and write the exceptions CSV."""
-    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="hash") as pool:
-        futures = {role: pool.submit(file_digest, files[role][0]) for role in Role}
-        run = reconcile(files, mapping, policy, workdir=workdir)
-        exported = run.export_csv(export_to)
-        digests = {role: future.result() for role, future in futures.items()}
+    """Reconcile both files under `mapping` and write the exceptions CSV."""
+    with file_columns(files, mapping, cache=cache, workdir=workdir) as columns:
+        run = reconcile_columns(columns, mapping, policy)
+        digests = {role: columns[role].digest for role in Role}
+    exported = run.export_csv(export_to)
     return JobResult(run, digests, exported)

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agent.data.cache import ColumnCache
+from agent.data.ingest.columnar import RowProgress
 from agent.data.mapping import Proposal
 from agent.data.normalize import ValidationReport
 from agent.data.policy import Policy
@@ -65,13 +67,14 @@ class InvestigationContext:
     files: dict[Role, DatasetRef]
     blobs: BlobStore
     policy: Policy
-    max_upload_bytes: int
     workdir: Path
+    cache: ColumnCache
     answers: dict[Role, dict[str, str]] = field(default_factory=dict)
     bound: BoundContext | None = None
     outcome: Outcome | None = None
     pause: PauseSignal | None = None
     result: ReconcileResult | None = None
     on_tool_executed: Callable[[ToolExecution], None] | None = None
+    on_rows: RowProgress | None = None
     phase: str = ""
     invocation_id: str = ""

@@ -13,6 +13,7 @@ import logging
 import re
 import tempfile
 from contextlib import ExitStack
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,8 @@ from agent.data.evidence import findings_for
 from agent.data.ingest import CsvSample, inspect_csv
 from agent.data.mapping import Proposal, infer_mapping
 from agent.data.normalize import ValidationReport
+from agent.data.normalize.load import Source
+from agent.data.normalize.memo import ValidationMemo
 from agent.data.pipeline import run_job
 from agent.data.policy import CATEGORY_ORDER
 from agent.data.reconcile import connect, load_and_validate
@@ -63,13 +66,19 @@ def _local_files(
     }
 
 
+def _sources(context: InvestigationContext, refs: dict[Role, DatasetRef]) -> dict[Role, Source]:
+    """Each file as the engine reads it: from the columnar cache by its digest, fetched from
+    the blob store only when it has not been parsed yet."""
+    return {
+        role: Source(ref.name, partial(context.blobs.local_copy, ref.digest), ref.digest)
+        for role, ref in refs.items()
+    }
+
+
 def _samples(
     context: InvestigationContext, files: dict[Role, tuple[Path, str]]
 ) -> dict[Role, CsvSample]:
-    return {
-        role: inspect_csv(path, name, max_bytes=context.max_upload_bytes)
-        for role, (path, name) in files.items()
-    }
+    return {role: inspect_csv(path, name) for role, (path, name) in files.items()}
 
 
 def _dataset_view(proposal: Proposal, role: Role) -> dict[str, Any]:
@@ -196,7 +205,17 @@ def validate_mapping(
                 proposal = infer_mapping(samples[Role.ORDERS], samples[Role.PAYMENTS])
             mapping = proposal.mapping
             if mapping is not None and not problems:
-                report = load_and_validate(connect(), files, mapping, context.workdir)
+                report = load_and_validate(
+                    connect(),
+                    _sources(context, context.files),
+                    mapping,
+                    context.workdir,
+                    cache=context.cache,
+                    progress=context.on_rows,
+                    memo=ValidationMemo(
+                        context.cache.folder / "validations", max_age=context.cache.max_age
+                    ),
+                )
                 problems.extend(report.errors)
     except ReconbotError as error:
         problems.append(str(error))
@@ -261,10 +280,16 @@ def reconcile(tool_context: ToolContext) -> dict[str, Any]:
         )
     try:
         with ExitStack() as stack:
-            files = _local_files(context, bound.files, stack)
             folder = Path(stack.enter_context(tempfile.TemporaryDirectory(dir=context.workdir)))
             export = folder / "exceptions.csv"
-            job = run_job(files, bound.mapping, context.policy, export, workdir=folder)
+            job = run_job(
+                _sources(context, bound.files),
+                bound.mapping,
+                context.policy,
+                export,
+                workdir=folder,
+                cache=context.cache,
+            )
             read = {role: job.digests[role] for role in Role}
             if input_identity(read) != bound.input_identity:
                 return result(

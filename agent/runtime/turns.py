@@ -13,6 +13,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
+from agent.data.cache import ColumnCache
 from agent.data.mapping import Proposal
 from agent.data.normalize import ValidationReport
 from agent.data.schema import Role
@@ -60,15 +61,20 @@ class AgentTurns:
             with self.deps.uow() as uow:
                 uow.traces.add([execution])
             if progress is not None:
-                progress(execution.name)
+                progress.tool_done(execution.name)
 
         return InvestigationContext(
             investigation_id=investigation_id,
             files=dict(revision.files),
             blobs=self.deps.blobs,
             policy=self.deps.settings.policy,
-            max_upload_bytes=self.deps.settings.max_upload_bytes,
             workdir=workdir,
+            cache=ColumnCache(
+                workdir / "columns",
+                max_bytes=self.deps.settings.cache_max_bytes,
+                max_age=self.deps.settings.cache_max_age,
+            ),
+            on_rows=progress.rows_read if progress is not None else None,
             on_tool_executed=executed,
             phase=phase,
             invocation_id=uuid.uuid4().hex,

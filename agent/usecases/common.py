@@ -17,6 +17,8 @@ class Upload:
     stream: BinaryIO
     name: str
     slack_file_id: str | None = None
+    # A file the operator named on their own machine (the terminal): no upload limit applies.
+    local: bool = False
 
 
 def investigation_in(uow: UnitOfWork, investigation_id: str) -> Investigation:

@@ -231,7 +231,7 @@ class Intake:
     def _put(self, upload: Upload) -> StoredBlob:
         limit = self.deps.settings.max_upload_bytes
         try:
-            return self.deps.blobs.put(upload.stream, max_bytes=limit)
+            return self.deps.blobs.put(upload.stream, max_bytes=None if upload.local else limit)
         except FileTooLargeError:
             raise FileTooLargeError(
                 f"the file is over the upload limit of {limit / (1 << 20):g} MB",
@@ -243,9 +243,7 @@ class Intake:
         samples = []
         for upload, blob in stored:
             with self.deps.blobs.local_copy(blob.digest) as path:
-                samples.append(
-                    inspect_csv(path, upload.name, max_bytes=self.deps.settings.max_upload_bytes)
-                )
+                samples.append(inspect_csv(path, upload.name))
         roles: tuple[Role, ...]
         if len(stored) == 1:
             roles = (role_of(samples[0]),)

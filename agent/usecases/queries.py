@@ -76,6 +76,6 @@ class Queries:
         found: dict[Role, list[str]] = {}
         for ref in request.files:
             with self.deps.blobs.local_copy(ref.digest) as path:
-                sample = inspect_csv(path, ref.name, max_bytes=self.deps.settings.max_upload_bytes)
+                sample = inspect_csv(path, ref.name)
             found[ref.role] = list(sample.layout.columns)
         return found

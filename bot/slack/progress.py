@@ -23,14 +23,28 @@ class ProgressMessage:
         self.channel = channel
         self.names = names
         self.done: list[str] = []
+        self.reading: dict[str, tuple[int, float]] = {}
         self.ts = poster.post(channel, thread_ts, blocks.progress_message(names, []))
 
     def tool_done(self, name: str) -> None:
         """One more tool finished: show it (a failed edit never stops the work)."""
         self.done.append(name)
+        self.reading.clear()
+        self._show()
+
+    def rows_read(self, file_name: str, rows: int, share: float) -> None:
+        """A large file is being read: show its rows so far (about once a second per file)."""
+        self.reading[file_name] = (rows, share)
+        if all(done >= 1.0 for _, done in self.reading.values()):
+            self.reading.clear()
+        self._show()
+
+    def _show(self) -> None:
         try:
             self.poster.update(
-                self.channel, self.ts, blocks.progress_message(self.names, self.done)
+                self.channel,
+                self.ts,
+                blocks.progress_message(self.names, self.done, self.reading),
             )
         except SlackApiError:
             logger.warning("channel=%s | progress not updated", self.channel)

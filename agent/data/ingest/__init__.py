@@ -12,7 +12,9 @@ The parts, each in its own module:
 - `layout`: `CsvLayout`, `CsvSample`, the header record, and the layout approved options give.
 - `detect`: `inspect_csv`, which decides the layout (encoding, delimiter, preamble, header)
   from the first bytes and samples the first records.
-- `reader`: the DuckDB source file and `read_csv_sql` expression, and `read_table`.
+- `reader`: the DuckDB source file and `read_csv_sql` expression.
+- `columnar`: `build_columns`, a whole file parsed once into text columns in Parquet (hashed and
+  counted while it is parsed), `load_columns` and `read_table`.
 - `counting`: `count_records`, the ledger's independent count of records.
 - `diagnosis`: the typed, row-numbered error of the first record that breaks a layout.
 - `digest`: `file_digest`, the sha256 that identifies a file's bytes.
@@ -20,6 +22,7 @@ The parts, each in its own module:
 
 from __future__ import annotations
 
+from agent.data.ingest.columnar import Columns, build_columns, load_columns, read_table
 from agent.data.ingest.counting import count_records
 from agent.data.ingest.detect import (
     DELIMITERS,
@@ -38,7 +41,7 @@ from agent.data.ingest.layout import (
     fallback_to_cp1252,
     layout_from_options,
 )
-from agent.data.ingest.reader import duckdb_source, read_csv_sql, read_table
+from agent.data.ingest.reader import duckdb_source, read_csv_sql
 
 __all__ = [
     "DELIMITERS",
@@ -47,8 +50,10 @@ __all__ = [
     "MAX_COLUMNS",
     "SAMPLE_ROWS",
     "SNIFF_RECORDS",
+    "Columns",
     "CsvLayout",
     "CsvSample",
+    "build_columns",
     "count_records",
     "diagnose",
     "duckdb_source",
@@ -56,6 +61,7 @@ __all__ = [
     "file_digest",
     "inspect_csv",
     "layout_from_options",
+    "load_columns",
     "read_csv_sql",
     "read_table",
 ]

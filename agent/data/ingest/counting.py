@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import codecs
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 _BLANK_LINE = re.compile(rb"\n(?=\n)")
 
 
-def count_records(path: Path) -> int:
+def count_records(path: Path, progress: Callable[[int, int], None] | None = None) -> int:
     """The non-blank CSV records of a UTF-8 (or other ASCII-based) file, header included.
 
     The ledger's independent count: a quote-aware scan of the bytes, separate from DuckDB's
@@ -21,10 +22,12 @@ def count_records(path: Path) -> int:
     in_quote = False
     at_start = True
     pending_cr = False
+    consumed = 0
     with path.open("rb") as handle:
         if handle.read(3) != codecs.BOM_UTF8:
             handle.seek(0)
         while chunk := handle.read(1 << 22):
+            consumed += len(chunk)
             if pending_cr and chunk[:1] == b"\n":
                 chunk = chunk[1:]
                 if not chunk:
@@ -43,4 +46,6 @@ def count_records(path: Path) -> int:
             last = chunk[-1:]
             pending_cr = not in_quote and last == b"\r"
             at_start = not in_quote and last in (b"\n", b"\r")
+            if progress is not None:
+                progress(records, consumed)
     return records + (0 if at_start else 1)

@@ -39,14 +39,16 @@ _MAGIC = [
 ]
 
 
-def inspect_csv(path: Path, file_name: str, *, max_bytes: int) -> CsvSample:
+def inspect_csv(path: Path, file_name: str, *, max_bytes: int | None = None) -> CsvSample:
     """Decide the layout of the export at `path` and return it with its first records.
 
-    `file_name` is what the uploader called the file; it appears in every error message.
-    Raises an `InputFileError` subclass for anything that is not a readable CSV export.
+    Only the first `HEAD_BYTES` are read, whatever the file's size. `file_name` is what the
+    uploader called the file; it appears in every error message. `max_bytes` is an upload
+    limit to enforce (none for a file named on the operator's own machine). Raises an
+    `InputFileError` subclass for anything that is not a readable CSV export.
     """
     size = path.stat().st_size
-    if size > max_bytes:
+    if max_bytes is not None and size > max_bytes:
         raise FileTooLargeError(
             f"the file is {megabytes(size)}, over the upload limit of {megabytes(max_bytes)}",
             file_name=file_name,

@@ -1,7 +1,6 @@
-"""Read a whole file into a DuckDB table, exactly as its layout says, every cell as text.
+"""How DuckDB reads a whole file exactly as its layout says, every cell as text.
 
-Number and date formats are decided later, per column, by `profile`. The table's row count is
-checked against `counting.count_records`, so a read that loses or invents rows is refused.
+Number and date formats are decided later, per column, by `profile`; `columnar` runs the read.
 """
 
 from __future__ import annotations
@@ -9,18 +8,10 @@ from __future__ import annotations
 import codecs
 import csv
 import shutil
-import tempfile
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
 from pathlib import Path
 
-import duckdb
-
-from agent.data.ingest.counting import count_records
-from agent.data.ingest.diagnosis import diagnose
-from agent.data.ingest.layout import MAX_CELL_BYTES, CsvLayout, fallback_to_cp1252, python_codec
-from agent.errors import HeaderOnlyError, LedgerError
+from agent.data.ingest.layout import MAX_CELL_BYTES, CsvLayout, python_codec
 
 
 def duckdb_source(path: Path, layout: CsvLayout, workdir: Path) -> tuple[Path, int]:
@@ -86,62 +77,13 @@ def read_csv_sql(path: Path, layout: CsvLayout, skip: int = 1) -> str:
     """
     columns = ", ".join(f"'c{i}': 'VARCHAR'" for i in range(len(layout.columns)))
     return (
-        f"read_csv({_sql_string(str(path))}, auto_detect=false, header=false, "
-        f"skip={int(skip)}, delim={_sql_string(layout.delimiter)}, quote='\"', "
+        f"read_csv({sql_string(str(path))}, auto_detect=false, header=false, "
+        f"skip={int(skip)}, delim={sql_string(layout.delimiter)}, quote='\"', "
         f"escape='\"', strict_mode=true, null_padding=false, max_line_size={MAX_CELL_BYTES}, "
         f"columns={{{columns}}})"
     )
 
 
-def read_table(
-    con: duckdb.DuckDBPyConnection,
-    table: str,
-    query: str,
-    path: Path,
-    layout: CsvLayout,
-    workdir: Path | None = None,
-) -> CsvLayout:
-    """Create `table` in DuckDB from `query`, whose `{source}` is the whole file read as `layout`.
-
-    Rows keep file order, so data row n is `rowid + 1`. A file whose invalid UTF-8 starts past
-    the sniffed head is read again as Windows-1252 (and says so in the returned layout's notes);
-    any other refusal becomes the typed error of the first bad row (`diagnose`). The returned
-    layout carries the file's data records as `count_records` counts them; a table whose row
-    count differs raises LedgerError.
-    """
-    con.execute("SET preserve_insertion_order = true")
-    with (
-        tempfile.TemporaryDirectory(dir=workdir) as scratch,
-        ThreadPoolExecutor(max_workers=1, thread_name_prefix="count") as counter,
-    ):
-        for attempt in range(2):
-            source, skip = duckdb_source(path, layout, Path(scratch))
-            counted = counter.submit(count_records, source)
-            sql = f"CREATE OR REPLACE TABLE {table} AS " + query.replace(
-                "{source}", read_csv_sql(source, layout, skip)
-            )
-            try:
-                con.execute(sql)
-                break
-            except duckdb.InvalidInputException as error:
-                if attempt == 0 and layout.encoding == "utf-8" and "unicode" in str(error).lower():
-                    layout = fallback_to_cp1252(layout)
-                    continue
-                raise diagnose(path, layout) from None
-        records = counted.result() - skip
-    row = con.execute(f"SELECT count(*) FROM {table}").fetchone()
-    read = int(row[0]) if row else 0
-    if read != records:
-        raise LedgerError(
-            f"{layout.file_name}: reading the file gave {read:,} rows, but it holds {records:,} "
-            "data records; nothing is reported from a read that loses or invents rows"
-        )
-    if read == 0:
-        raise HeaderOnlyError(
-            "the file has a header row but no data rows", file_name=layout.file_name
-        )
-    return replace(layout, records=records)
-
-
-def _sql_string(value: str) -> str:
+def sql_string(value: str) -> str:
+    """`value` as a SQL string literal."""
     return "'" + value.replace("'", "''") + "'"

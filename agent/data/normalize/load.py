@@ -1,13 +1,23 @@
-"""Loading: a whole file into DuckDB under an approved mapping, one row per data row."""
+"""Loading: a whole file into DuckDB under an approved mapping, one row per data row.
+
+A file is parsed once into its raw text columns (`ingest.columnar`, kept by the columnar cache);
+loading reads those columns under the mapping's parse expressions.
+"""
 
 from __future__ import annotations
 
+import tempfile
+from collections.abc import Mapping as AnyMapping
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
+from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 
-from agent.data.ingest import CsvLayout, layout_from_options, read_table
+from agent.data.cache import ColumnCache, Fetch, Reading
+from agent.data.ingest import CsvLayout, layout_from_options
+from agent.data.ingest.columnar import Columns, RowProgress, build_columns, load_columns
 from agent.data.normalize.columns import derived_columns, select_list
 from agent.data.normalize.zones import apply_zones
 from agent.data.schema import DatasetMapping, Mapping, Role
@@ -15,9 +25,91 @@ from agent.data.schema import DatasetMapping, Mapping, Role
 SOURCE = "{source}"
 
 
+@dataclass(frozen=True)
+class Source:
+    """One uploaded file as the engine reads it: the uploader's name for it, how to get its
+    bytes on local disk, and, when known, the digest they must have (the cache's key)."""
+
+    name: str
+    fetch: Fetch
+    digest: str | None = None
+
+    @classmethod
+    def at(cls, path: Path, name: str) -> Source:
+        """A file already on local disk."""
+        return cls(name, lambda: nullcontext(path))
+
+
+Files = AnyMapping[Role, Source] | AnyMapping[Role, tuple[Path, str]]
+"""Each role's file: a `Source`, or (path on local disk, the uploader's file name)."""
+
+
+def as_source(file: Source | tuple[Path, str]) -> Source:
+    """A role's file as a `Source`."""
+    return file if isinstance(file, Source) else Source.at(*file)
+
+
 def table_name(role: Role) -> str:
     """The table holding `role`'s rows after loading."""
     return f"{role.value}_rows"
+
+
+def reading_of(mapping: DatasetMapping) -> Reading:
+    """The reading options that decide a file's columns."""
+    options = mapping.options
+    return Reading(options.encoding, options.delimiter, options.header_row)
+
+
+def parse_both(
+    files: Files,
+    mapping: Mapping,
+    cache: ColumnCache,
+    progress: RowProgress | None = None,
+) -> dict[Role, Columns]:
+    """Both files' columns, from `cache` or parsed into it, the two files at once.
+
+    Raises the typed input errors of `ingest` for a file that cannot be read as `mapping`
+    says, and LedgerError for a parse that loses or invents rows.
+    """
+    sources = {role: as_source(file) for role, file in files.items()}
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="parse") as pool:
+        futures = {
+            role: pool.submit(
+                cache.columns,
+                source.name,
+                reading_of(mapping.for_role(role)),
+                source.fetch,
+                digest=source.digest,
+                progress=progress,
+            )
+            for role, source in sources.items()
+        }
+        return {role: futures[role].result() for role in Role}
+
+
+def load_columns_as(
+    con: duckdb.DuckDBPyConnection,
+    role: Role,
+    columns: Columns,
+    mapping: DatasetMapping,
+    *,
+    keep_raw: bool = False,
+) -> CsvLayout:
+    """Read `columns` as `role` under `mapping` into `table_name(role)`, one row per data row.
+
+    With `keep_raw`, the text of every parsed field is kept beside it for `validate`; without,
+    only what reconciling needs is read (faster, less memory). The row number of data row n
+    (1-based, header excluded) is `rowid + 1` of the table. Raises UnknownColumnError for a
+    mapped column the file lacks.
+    """
+    select = select_list(role, columns.layout, mapping, keep_raw=keep_raw)
+    derived = derived_columns(role, mapping)
+    query = f"SELECT *, {derived} FROM (SELECT {select} FROM {SOURCE})"
+    layout = load_columns(con, table_name(role), query, columns)
+    for name, stamp in mapping.options.timestamps.items():
+        if stamp.zone_column is not None and name in mapping.columns:
+            apply_zones(con, table_name(role), name, stamp.timezone)
+    return layout
 
 
 def load_dataset(
@@ -30,15 +122,9 @@ def load_dataset(
     *,
     keep_raw: bool = False,
 ) -> CsvLayout:
-    """Read the file at `path` as `role` into `table_name(role)`, one row per data row.
-
-    With `keep_raw`, the text of every parsed field is kept beside it for `validate`; without,
-    only what reconciling needs is read (faster, less memory).
-
-    The row number of data row n (1-based, header excluded) is `rowid + 1` of the table.
-    Raises UnknownColumnError for a mapped column the file lacks, and the typed input errors of
-    `ingest` for a file DuckDB cannot read as approved.
-    """
+    """Read the file at `path` as `role` into `table_name(role)`, parsing it for this read only
+    (no cache): see `load_columns_as`. Raises the typed input errors of `ingest` for a file
+    DuckDB cannot read as approved."""
     options = mapping.options
     layout = layout_from_options(
         path,
@@ -47,42 +133,35 @@ def load_dataset(
         delimiter=options.delimiter,
         header_row=options.header_row,
     )
-    select = select_list(role, layout, mapping, keep_raw=keep_raw)
-    derived = derived_columns(role, mapping)
-    query = f"SELECT *, {derived} FROM (SELECT {select} FROM {SOURCE})"
-    read = read_table(con, table_name(role), query, path, layout, workdir)
-    for name, stamp in options.timestamps.items():
-        if stamp.zone_column is not None and name in mapping.columns:
-            apply_zones(con, table_name(role), name, stamp.timezone)
-    return read
+    with tempfile.TemporaryDirectory(dir=workdir) as folder:
+        columns = build_columns(path, layout, Path(folder) / "columns.parquet", scratch=workdir)
+        return load_columns_as(con, role, columns, mapping, keep_raw=keep_raw)
 
 
 def load_both(
     con: duckdb.DuckDBPyConnection,
-    files: dict[Role, tuple[Path, str]],
+    columns: dict[Role, Columns],
     mapping: Mapping,
-    workdir: Path | None = None,
     *,
     keep_raw: bool = False,
+    roles: tuple[Role, ...] = tuple(Role),
 ) -> dict[Role, CsvLayout]:
-    """Load the orders and the payments file at once, each on its own cursor.
+    """Load the orders and the payments columns at once, each on its own cursor.
 
     DuckDB interleaves the two scans, which keeps both cores busy through the phases where one
-    scan alone would not. `files` maps each role to (path on disk, the uploader's file name).
-    Returns each file's layout as read, with its data records counted (`CsvLayout.records`).
+    scan alone would not. Returns each file's layout, with its data records
+    (`CsvLayout.records`). `roles` limits the load to some of the files.
     """
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="load") as pool:
-        loads = [
-            pool.submit(
-                load_dataset,
+        loads = {
+            role: pool.submit(
+                load_columns_as,
                 con.cursor(),
                 role,
-                files[role][0],
-                files[role][1],
+                columns[role],
                 mapping.for_role(role),
-                workdir,
                 keep_raw=keep_raw,
             )
-            for role in Role
-        ]
-        return {role: load.result() for role, load in zip(Role, loads, strict=True)}
+            for role in roles
+        }
+        return {role: load.result() for role, load in loads.items()}

@@ -1,14 +1,26 @@
-"""Running a reconciliation: read and check the files, then reconcile them with the ledger."""
+"""Running a reconciliation: read and check the files, then reconcile them with the ledger.
+
+Both steps read each file's columns from the columnar cache when one is given (parsing a file
+only the first time any step reads it), else parse the files for this step alone.
+"""
 
 from __future__ import annotations
 
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import timedelta
 from pathlib import Path
 
 import duckdb
 
+from agent.data.cache import ColumnCache
 from agent.data.gates import check_reading
+from agent.data.ingest.columnar import Columns, RowProgress
 from agent.data.ledger import account, build_ledger_rows
 from agent.data.normalize import ValidationReport, load_both, merge, validate
+from agent.data.normalize.load import Files, parse_both
+from agent.data.normalize.memo import ValidationMemo, memo_key
 from agent.data.policy import Policy
 from agent.data.reconcile.engine import VOIDED_STATUSES, run_engine
 from agent.data.reconcile.reconciliation import Reconciliation
@@ -16,11 +28,34 @@ from agent.data.reconcile.runner import connect
 from agent.data.schema import Mapping, Role
 
 
+@contextmanager
+def file_columns(
+    files: Files,
+    mapping: Mapping,
+    *,
+    cache: ColumnCache | None = None,
+    workdir: Path | None = None,
+    progress: RowProgress | None = None,
+) -> Iterator[dict[Role, Columns]]:
+    """Both files' columns for as long as the context lasts: from `cache` (parsed into it on
+    first use), or without one parsed into a folder of `workdir` removed afterwards."""
+    if cache is not None:
+        yield parse_both(files, mapping, cache, progress)
+        return
+    with tempfile.TemporaryDirectory(dir=workdir) as folder:
+        once = ColumnCache(Path(folder), max_bytes=1 << 62, max_age=timedelta(days=1))
+        yield parse_both(files, mapping, once, progress)
+
+
 def load_and_validate(
     con: duckdb.DuckDBPyConnection,
-    files: dict[Role, tuple[Path, str]],
+    files: Files,
     mapping: Mapping,
     workdir: Path | None = None,
+    *,
+    cache: ColumnCache | None = None,
+    progress: RowProgress | None = None,
+    memo: ValidationMemo | None = None,
 ) -> ValidationReport:
     """Read both files into `con` under `mapping` and check every mapped field on every row.
 
@@ -28,37 +63,115 @@ def load_and_validate(
     an order id column that names no single order) is an error with the likely fix. The report's
     facts (rows per file, how many references name an order) are shown on the request.
     """
-    layouts = load_both(con, files, mapping, workdir, keep_raw=True)
-    first, second = (validate(con, role, files[role][1], mapping.for_role(role)) for role in Role)
-    report = merge(first, second)
-    facts = [f"{files[role][1]}: {layouts[role].records:,} rows read" for role in Role]
-    gates = check_reading(con, {role: files[role][1] for role in Role}, mapping)
-    report = merge(report, gates)
-    report.facts[:0] = facts
+    with file_columns(files, mapping, cache=cache, workdir=workdir, progress=progress) as columns:
+        return validate_columns(con, columns, mapping, memo)
+
+
+def validate_columns(
+    con: duckdb.DuckDBPyConnection,
+    columns: dict[Role, Columns],
+    mapping: Mapping,
+    memo: ValidationMemo | None = None,
+) -> ValidationReport:
+    """`load_and_validate` on both files' columns.
+
+    With a `memo`, a file whose columns, name and part of the mapping were validated before is
+    not validated again, and the gates are not checked again while the fields that make the
+    join keys are unchanged: an edit re-validates only what it changed. A file whose report and
+    the gates' are both remembered is not even loaded (`con` then lacks its table).
+    """
+    names = {role: columns[role].layout.file_name for role in Role}
+    role_keys = {
+        role: memo_key(
+            "file",
+            role.value,
+            columns[role].parquet.name,
+            names[role],
+            mapping.for_role(role).model_dump(mode="json"),
+        )
+        for role in Role
+    }
+    gate_key = memo_key(
+        "gates",
+        [columns[role].parquet.name for role in Role],
+        names[Role.ORDERS],
+        names[Role.PAYMENTS],
+        _join_fields(mapping),
+    )
+    reports = {role: memo.recall(role_keys[role]) if memo else None for role in Role}
+    gates = memo.recall(gate_key) if memo else None
+    needed = tuple(role for role in Role if gates is None or reports[role] is None)
+    load_both(con, columns, mapping, keep_raw=True, roles=needed)
+    done: dict[Role, ValidationReport] = {}
+    for role in Role:
+        found = reports[role]
+        if found is None:
+            found = validate(con, role, names[role], mapping.for_role(role))
+            if memo is not None:
+                memo.remember(role_keys[role], found)
+        done[role] = found
+    if gates is None:
+        gates = check_reading(con, names, mapping)
+        if memo is not None:
+            memo.remember(gate_key, gates)
+    report = merge(merge(done[Role.ORDERS], done[Role.PAYMENTS]), gates)
+    report.facts[:0] = [f"{names[role]}: {columns[role].records:,} rows read" for role in Role]
     return report
 
 
+def _join_fields(mapping: Mapping) -> dict[str, object]:
+    """What the gates read of a mapping: the fields and readings that make the join keys."""
+    orders, payments = mapping.orders, mapping.payments
+    amount = orders.options.amounts.get("order_amount")
+    return {
+        "orders": {
+            "order_id": orders.columns.get("order_id"),
+            "order_amount": orders.columns.get("order_amount"),
+            "amount": amount.model_dump(mode="json") if amount else None,
+            "ids": orders.options.ids.model_dump(mode="json") if orders.options.ids else None,
+        },
+        "payments": {
+            "order_id": payments.columns.get("order_id"),
+            "ids": payments.options.ids.model_dump(mode="json") if payments.options.ids else None,
+        },
+    }
+
+
 def reconcile(
-    files: dict[Role, tuple[Path, str]],
+    files: Files,
     mapping: Mapping,
     policy: Policy,
     *,
     con: duckdb.DuckDBPyConnection | None = None,
     workdir: Path | None = None,
+    cache: ColumnCache | None = None,
 ) -> Reconciliation:
     """Reconcile the orders file against the payments file, read exactly as `mapping` says.
 
-    `files` maps each role to (path on disk, the uploader's file name). Raises the typed input
-    errors of `ingest` for a file that cannot be read as approved, and LedgerError when the rows
-    do not add up to the records of each file (nothing is reported then).
+    `files` maps each role to its file. Raises the typed input errors of `ingest` for a file
+    that cannot be read as approved, and LedgerError when the rows do not add up to the
+    records of each file (nothing is reported then).
     """
+    with file_columns(files, mapping, cache=cache, workdir=workdir) as columns:
+        return reconcile_columns(columns, mapping, policy, con=con)
+
+
+def reconcile_columns(
+    columns: dict[Role, Columns],
+    mapping: Mapping,
+    policy: Policy,
+    *,
+    con: duckdb.DuckDBPyConnection | None = None,
+) -> Reconciliation:
+    """`reconcile` on both files' columns."""
     con = con or connect()
-    layouts = load_both(con, files, mapping, workdir)
+    layouts = load_both(con, columns, mapping)
     run_engine(con, mapping, policy)
     build_ledger_rows(con, VOIDED_STATUSES)
+    names = {role: columns[role].layout.file_name for role in Role}
     ledger = []
     for role in Role:
         records = layouts[role].records
-        assert records is not None, "load_both counts every file's records"
-        ledger.append(account(con, role, files[role][1], records))
-    return Reconciliation(con, {role: files[role][1] for role in Role}, policy, ledger)
+        assert records is not None, "columns carry every file's records"
+        ledger.append(account(con, role, names[role], records))
+    return Reconciliation(con, names, policy, ledger)

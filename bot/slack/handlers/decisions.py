@@ -259,7 +259,7 @@ class DecisionHandlers:
                     authorization,
                     self.approvers.approver(user),
                     answers,
-                    progress=progress.tool_done,
+                    progress=progress,
                     origin=origin,
                 )
             except ApprovalRefusedError as error:

@@ -157,7 +157,7 @@ class IntakeHandlers:
                 channel=channel,
                 thread_ts=thread_ts,
                 team=team,
-                progress=progress.tool_done,
+                progress=progress,
             )
         if started.added:  # the thread had its investigation already: the files joined it
             names = self._names(started.investigation.id)
@@ -206,7 +206,7 @@ class IntakeHandlers:
             progress.finish(blocks.unchanged_note(name, role))
             return
         request = self.service.intake.investigate_again(
-            investigation_id, actor=user, progress=progress.tool_done
+            investigation_id, actor=user, progress=progress
         )
         progress.finish(blocks.inspected_note(investigation_id))
         self.messages.post(request)
@@ -221,7 +221,7 @@ class IntakeHandlers:
                 investigation_id,
                 Upload(stream, item.name, slack_file_id=item.id),
                 actor=user,
-                progress=progress.tool_done,
+                progress=progress,
             )
         return self._shown(added, item.name, progress)
 
@@ -257,7 +257,7 @@ class IntakeHandlers:
             )
             try:
                 request = self.service.intake.investigate_again(
-                    case.id, actor=user, progress=progress.tool_done
+                    case.id, actor=user, progress=progress
                 )
             except ModelError as error:
                 progress.fail(str(error), retry=case.id)

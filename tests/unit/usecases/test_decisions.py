@@ -466,16 +466,22 @@ def test_an_edited_request_cannot_be_approved_while_the_edit_is_being_made(
     request = world.start()
     during: list[object] = []
 
-    def approve_meanwhile(tool: str) -> None:
-        if during:
-            return
-        try:
-            during.append(_approve(world.service, request, CAROL))
-        except ApprovalRefusedError as error:
-            during.append(error.reason)
+    class ApproveMeanwhile:
+        """Progress that tries to approve the old request while the edit is being made."""
+
+        def tool_done(self, tool: str) -> None:
+            if during:
+                return
+            try:
+                during.append(_approve(world.service, request, CAROL))
+            except ApprovalRefusedError as error:
+                during.append(error.reason)
+
+        def rows_read(self, file_name: str, rows: int, share: float) -> None:
+            """Reading progress: nothing to do."""
 
     edited = world.service.decisions.edit(
-        request.pause_id, request.authorization_identity, BOB, EDIT, progress=approve_meanwhile
+        request.pause_id, request.authorization_identity, BOB, EDIT, progress=ApproveMeanwhile()
     )
 
     assert during == [RefusalReason.SUPERSEDED]

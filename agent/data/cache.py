@@ -1,0 +1,186 @@
+"""The columnar cache: each uploaded file parsed once, kept as Parquet in the work directory.
+
+An investigation reads its two files several times: each validation of a proposed mapping, then
+the reconciliation after approval, perhaps in another worker process. The cache keeps each
+file's raw text columns (`ingest.columnar`) under the digest of its bytes and the layout it was
+parsed with, so every later step reads Parquet instead of parsing CSV again, and a step whose
+file is cached never fetches the file at all (no S3 download).
+
+An entry is two files in the cache folder: `<key>.parquet` and `<key>.json` (the digest, the
+layout and the records counted), the JSON written last: an entry without it is not an entry.
+Entries are written under the digest computed from the bytes while parsing, never under the
+one a caller expected, so a cached entry always holds the bytes its key names. Use refreshes an
+entry's time; entries older than `max_age`, then the least recently used beyond `max_bytes`, are
+evicted after each build. Two processes building the same entry at once both succeed (the second
+rename replaces the first's identical files); an entry evicted while a reader scans it stays
+readable to that reader (POSIX keeps an unlinked file's data until it is closed).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, replace
+from datetime import timedelta
+from pathlib import Path
+
+from agent.data.ingest import CsvLayout, layout_from_options
+from agent.data.ingest.columnar import Columns, RowProgress, build_columns
+
+logger = logging.getLogger(__name__)
+
+FORMAT = 1
+"""Bumped when what an entry holds changes, so that entries of an older build are not read."""
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What decides a file's columns: its encoding, delimiter and the line of its header."""
+
+    encoding: str
+    delimiter: str
+    header_row: int
+
+    def key(self, digest: str) -> str:
+        """The entry name of the file with `digest` read this way."""
+        hexdigest = digest.removeprefix("sha256:")
+        options = f"{FORMAT}|{self.encoding}|{self.delimiter}|{self.header_row}"
+        return f"{hexdigest}-{hashlib.sha256(options.encode()).hexdigest()[:12]}"
+
+
+Fetch = Callable[[], AbstractContextManager[Path]]
+"""Puts the file's bytes on local disk for as long as the context lasts (a blob download)."""
+
+
+class ColumnCache:
+    """Parsed files by digest and reading, in one folder, bounded by age and total size."""
+
+    def __init__(self, folder: Path, *, max_bytes: int, max_age: timedelta) -> None:
+        self.folder = folder
+        self.max_bytes = max_bytes
+        self.max_age = max_age
+
+    def get(self, digest: str, reading: Reading) -> Columns | None:
+        """The cached columns of the file with `digest` read as `reading`, if any."""
+        key = reading.key(digest)
+        meta, parquet = self.folder / f"{key}.json", self.folder / f"{key}.parquet"
+        try:
+            saved = json.loads(meta.read_text(encoding="utf-8"))
+            now = time.time()
+            os.utime(parquet, (now, now))
+            os.utime(meta, (now, now))
+        except (OSError, ValueError):
+            return None
+        layout = CsvLayout(
+            file_name=saved["file_name"],
+            encoding=saved["encoding"],
+            delimiter=saved["delimiter"],
+            header_line=int(saved["header_line"]),
+            columns=tuple(saved["columns"]),
+            notes=tuple(saved["notes"]),
+            records=int(saved["records"]),
+        )
+        return Columns(parquet, saved["digest"], layout)
+
+    def columns(
+        self,
+        file_name: str,
+        reading: Reading,
+        fetch: Fetch,
+        *,
+        digest: str | None = None,
+        progress: RowProgress | None = None,
+    ) -> Columns:
+        """The file's columns: from the cache when `digest` names a cached entry, else parsed
+        from the bytes `fetch` gives (and cached). The returned `digest` is always the one of
+        the bytes parsed, which the caller compares with the one it trusts."""
+        if digest is not None:
+            cached = self.get(digest, reading)
+            if cached is not None:
+                logger.info("file=<%s> | columns read from the cache", file_name)
+                return _named(cached, file_name)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        with fetch() as path:
+            layout = layout_from_options(
+                path,
+                file_name,
+                encoding=reading.encoding,
+                delimiter=reading.delimiter,
+                header_row=reading.header_row,
+            )
+            started = time.monotonic()
+            partial = self.folder / f".build-{os.getpid()}-{time.monotonic_ns()}.parquet"
+            built = build_columns(path, layout, partial, scratch=self.folder, progress=progress)
+        key = reading.key(built.digest)
+        parquet = self.folder / f"{key}.parquet"
+        partial.replace(parquet)
+        columns = Columns(parquet, built.digest, built.layout)
+        self._save(key, columns)
+        logger.info(
+            "file=<%s> records=<%s> seconds=<%.2f> | parsed into the columnar cache",
+            file_name,
+            columns.records,
+            time.monotonic() - started,
+        )
+        self.evict(keep=parquet)
+        return columns
+
+    def _save(self, key: str, columns: Columns) -> None:
+        layout = columns.layout
+        saved = {
+            "digest": columns.digest,
+            "file_name": layout.file_name,
+            "encoding": layout.encoding,
+            "delimiter": layout.delimiter,
+            "header_line": layout.header_line,
+            "columns": list(layout.columns),
+            "notes": list(layout.notes),
+            "records": layout.records,
+        }
+        partial = self.folder / f".{key}.{os.getpid()}.json"
+        partial.write_text(json.dumps(saved), encoding="utf-8")
+        partial.replace(self.folder / f"{key}.json")
+
+    def evict(self, *, keep: Path | None = None) -> int:
+        """Remove entries unused for `max_age`, then the least recently used ones while the
+        cache holds more than `max_bytes` (never `keep`); returns how many went."""
+        entries: list[tuple[float, int, Path]] = []
+        now = time.time()
+        for parquet in self.folder.glob("*.parquet"):
+            try:
+                stat = parquet.stat()
+            except OSError:
+                continue
+            entries.append((stat.st_mtime, stat.st_size, parquet))
+        entries.sort()
+        total = sum(size for _, size, _ in entries)
+        removed = 0
+        for used, size, parquet in entries:
+            stale = now - used > self.max_age.total_seconds()
+            if parquet == keep or not (stale or total > self.max_bytes):
+                continue
+            parquet.with_suffix(".json").unlink(missing_ok=True)
+            parquet.unlink(missing_ok=True)
+            total -= size
+            removed += 1
+        for leftover in self.folder.glob(".*"):  # partial files of processes that died
+            try:
+                if now - leftover.stat().st_mtime > self.max_age.total_seconds():
+                    leftover.unlink(missing_ok=True)
+            except OSError:
+                continue
+        if removed:
+            logger.info("removed=<%s> | evicted entries from the columnar cache", removed)
+        return removed
+
+
+def _named(columns: Columns, file_name: str) -> Columns:
+    """The cached columns under the name this upload gave the file (errors name it so)."""
+    if columns.layout.file_name == file_name:
+        return columns
+    return replace(columns, layout=replace(columns.layout, file_name=file_name))

@@ -1,0 +1,200 @@
+"""A file's records as raw text columns in Parquet: parsed once, read again under any mapping.
+
+Every later step (each validation of a mapping, the reconciliation) reads these columns instead
+of the CSV: a Parquet scan of the columns a mapping uses costs a fraction of parsing the text
+again. The columns are the file's cells exactly as text (`c0`, `c1`, … in header order, rows in
+file order), so reading options that decide how values parse (number and date formats, units,
+id patterns) apply on top of them unchanged; only the layout (encoding, delimiter, header row)
+decides what the columns are.
+
+While DuckDB parses the file, two threads read its bytes beside it: one hashes them (the
+digest stored with the columns is the digest of the bytes that were parsed, so a reconciliation
+proves which bytes it read without reading them again), one counts its records independently of
+DuckDB (the ledger's count: a parse that loses or invents rows is refused).
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import duckdb
+
+from agent.data.ingest.counting import count_records
+from agent.data.ingest.diagnosis import diagnose
+from agent.data.ingest.digest import file_digest
+from agent.data.ingest.layout import CsvLayout, fallback_to_cp1252
+from agent.data.ingest.reader import duckdb_source, read_csv_sql, sql_string
+from agent.errors import HeaderOnlyError, LedgerError
+
+logger = logging.getLogger(__name__)
+
+RowProgress = Callable[[str, int, float], None]
+"""Told (file name, records read so far, share of the file's bytes read) while a file is read."""
+
+PROGRESS_EVERY = 1.0
+"""Seconds between two progress reports of one file."""
+
+# DuckDB's memory while parsing one file; the rest spills to the scratch folder.
+BUILD_MEMORY_LIMIT = "512MB"
+
+
+@dataclass(frozen=True)
+class Columns:
+    """One file's records as text columns in a Parquet file, and what they were read from.
+
+    `digest` is the sha256 of the bytes parsed (`sha256:…`), `layout` the layout they were read
+    with (a late fallback to Windows-1252 is in its notes), its `records` the data records that
+    the independent count found and the Parquet file holds.
+    """
+
+    parquet: Path
+    digest: str
+    layout: CsvLayout
+
+    @property
+    def records(self) -> int:
+        """The file's data records (header excluded)."""
+        assert self.layout.records is not None, "columns are built with their records counted"
+        return self.layout.records
+
+    def sql(self) -> str:
+        """A DuckDB table expression reading the columns, in file order."""
+        return f"read_parquet({sql_string(str(self.parquet))})"
+
+
+def build_columns(
+    path: Path,
+    layout: CsvLayout,
+    target: Path,
+    *,
+    scratch: Path | None = None,
+    progress: RowProgress | None = None,
+) -> Columns:
+    """Parse the file at `path` as `layout` says into the Parquet file `target`.
+
+    Raises the typed error of the first bad record (`diagnose`) for a file DuckDB refuses, reads
+    a file whose invalid UTF-8 starts past the sniffed head again as Windows-1252 (noted in the
+    layout), HeaderOnlyError for a file without data rows, and LedgerError when the rows parsed
+    differ from the records counted. `target` appears only once complete.
+    """
+    size = max(1, path.stat().st_size)
+    partial = target.with_name(f".{target.name}.{threading.get_ident()}.part")
+    with (
+        tempfile.TemporaryDirectory(dir=scratch) as folder,
+        ThreadPoolExecutor(max_workers=2, thread_name_prefix="columns") as helpers,
+    ):
+        digest = helpers.submit(file_digest, path)
+        con = duckdb.connect(
+            config={"memory_limit": BUILD_MEMORY_LIMIT, "temp_directory": str(folder)}
+        )
+        try:
+            for attempt in range(2):
+                source, skip = duckdb_source(path, layout, Path(folder))
+                counted = helpers.submit(
+                    count_records, source, _reporter(layout.file_name, size, progress)
+                )
+                try:
+                    con.execute(
+                        f"COPY (SELECT * FROM {read_csv_sql(source, layout, skip)}) "
+                        f"TO {sql_string(str(partial))} (FORMAT parquet, COMPRESSION snappy, "
+                        "ROW_GROUP_SIZE 122880)"
+                    )
+                    break
+                except duckdb.InvalidInputException as error:
+                    counted.cancel()
+                    if (
+                        attempt == 0
+                        and layout.encoding == "utf-8"
+                        and "unicode" in str(error).lower()
+                    ):
+                        layout = fallback_to_cp1252(layout)
+                        continue
+                    raise diagnose(path, layout) from None
+            records = counted.result() - skip
+            row = con.execute(f"SELECT count(*) FROM read_parquet({sql_string(str(partial))})")
+            read = int(row.fetchone()[0])  # type: ignore[index]
+        except BaseException:
+            partial.unlink(missing_ok=True)
+            raise
+        finally:
+            con.close()
+        if read != records:
+            partial.unlink(missing_ok=True)
+            raise LedgerError(
+                f"{layout.file_name}: reading the file gave {read:,} rows, but it holds "
+                f"{records:,} data records; nothing is reported from a read that loses or "
+                "invents rows"
+            )
+        if read == 0:
+            partial.unlink(missing_ok=True)
+            raise HeaderOnlyError(
+                "the file has a header row but no data rows", file_name=layout.file_name
+            )
+        if progress is not None:
+            progress(layout.file_name, records, 1.0)
+        partial.replace(target)
+        return Columns(target, digest.result(), replace(layout, records=records))
+
+
+def _reporter(
+    file_name: str, size: int, progress: RowProgress | None
+) -> Callable[[int, int], None] | None:
+    """A counting callback that reports at most once per `PROGRESS_EVERY` seconds."""
+    if progress is None:
+        return None
+    last = time.monotonic()
+
+    def report(records: int, consumed: int) -> None:
+        nonlocal last
+        now = time.monotonic()
+        if now - last >= PROGRESS_EVERY:
+            last = now
+            try:
+                progress(file_name, records, min(1.0, consumed / size))
+            except Exception:  # a progress display never stops a read
+                logger.warning("file=<%s> | progress report failed", file_name, exc_info=True)
+
+    return report
+
+
+def load_columns(
+    con: duckdb.DuckDBPyConnection, table: str, query: str, columns: Columns
+) -> CsvLayout:
+    """Create `table` in DuckDB from `query`, whose `{source}` is the file's columns.
+
+    Rows keep file order, so data row n is `rowid + 1` of the table. Returns the file's layout
+    with its records; a table whose row count differs from them raises LedgerError.
+    """
+    con.execute("SET preserve_insertion_order = true")
+    con.execute(f"CREATE OR REPLACE TABLE {table} AS " + query.replace("{source}", columns.sql()))
+    row = con.execute(f"SELECT count(*) FROM {table}").fetchone()
+    read = int(row[0]) if row else 0
+    if read != columns.records:
+        raise LedgerError(
+            f"{columns.layout.file_name}: reading the file gave {read:,} rows, but it holds "
+            f"{columns.records:,} data records; nothing is reported from a read that loses or "
+            "invents rows"
+        )
+    return columns.layout
+
+
+def read_table(
+    con: duckdb.DuckDBPyConnection,
+    table: str,
+    query: str,
+    path: Path,
+    layout: CsvLayout,
+    workdir: Path | None = None,
+) -> CsvLayout:
+    """Read the whole file at `path` as `layout` into `table` through `query` (`{source}` is the
+    file's columns), without keeping the columns: for a file read once."""
+    with tempfile.TemporaryDirectory(dir=workdir) as folder:
+        columns = build_columns(path, layout, Path(folder) / "columns.parquet", scratch=workdir)
+        return load_columns(con, table, query, columns)

@@ -1,0 +1,239 @@
+"""The columnar cache: each file parsed once per case, read again by every later step.
+
+Validations and the reconciliation read the cached columns instead of the file (a cached file is
+not even fetched), the digest kept with the columns is that of the bytes parsed, an edit
+re-validates only the file whose reading changed, and the cache stays within its bounds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+import agent.data.reconcile.run as run_module
+from agent.data.cache import ColumnCache, Reading
+from agent.data.demo import generate
+from agent.data.ingest import columnar, inspect_csv
+from agent.data.mapping import infer_mapping
+from agent.data.normalize.load import Source
+from agent.data.normalize.memo import ValidationMemo
+from agent.data.pipeline import run_job
+from agent.data.policy import Policy
+from agent.data.reconcile import connect, load_and_validate
+from agent.data.schema import Mapping, Role
+from agent.errors import LedgerError
+
+UTF8_COMMA = Reading("utf-8", ",", 1)
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("demo")
+    generate(2_000, out, seed=5)
+    return out
+
+
+@pytest.fixture(scope="module")
+def mapping(demo: Path) -> Mapping:
+    proposal = infer_mapping(
+        inspect_csv(demo / "orders.csv", "orders.csv"),
+        inspect_csv(demo / "payments.csv", "payments.csv"),
+    )
+    assert proposal.mapping is not None
+    return proposal.mapping
+
+
+def sha(path: Path) -> str:
+    return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def cache_in(folder: Path, max_mb: int = 1024) -> ColumnCache:
+    return ColumnCache(folder, max_bytes=max_mb << 20, max_age=timedelta(days=2))
+
+
+class Fetches:
+    """Counts how often each file's bytes were fetched (a blob download)."""
+
+    def __init__(self) -> None:
+        self.count: dict[str, int] = {}
+
+    def source(self, path: Path, *, digest: str | None = None) -> Source:
+        @contextmanager
+        def fetch() -> Iterator[Path]:
+            self.count[path.name] = self.count.get(path.name, 0) + 1
+            yield path
+
+        return Source(path.name, fetch, sha(path) if digest is None else digest)
+
+
+def never() -> AbstractContextManager[Path]:
+    raise AssertionError("the file was fetched although its columns are cached")
+
+
+def test_a_file_is_parsed_once_and_its_digest_is_that_of_the_bytes_parsed(
+    demo: Path, tmp_path: Path
+) -> None:
+    cache = cache_in(tmp_path / "cache")
+    orders = demo / "orders.csv"
+    first = cache.columns("orders.csv", UTF8_COMMA, lambda: nullcontext(orders), digest=sha(orders))
+    assert first.digest == sha(orders)
+    assert first.records == len(orders.read_bytes().splitlines()) - 1  # the header excluded
+    again = cache.columns("orders.csv", UTF8_COMMA, never, digest=sha(orders))
+    assert again.parquet == first.parquet
+    assert again.digest == first.digest
+    assert again.layout == first.layout
+    renamed = cache.columns("Orders (1).csv", UTF8_COMMA, never, digest=sha(orders))
+    assert renamed.layout.file_name == "Orders (1).csv"  # messages name this upload
+
+
+def test_an_entry_is_kept_under_the_digest_of_what_was_read_not_what_was_expected(
+    demo: Path, tmp_path: Path
+) -> None:
+    cache = cache_in(tmp_path / "cache")
+    orders = demo / "orders.csv"
+    claimed = "sha256:" + "0" * 64  # the blob store handed over other bytes than it should
+    columns = cache.columns("orders.csv", UTF8_COMMA, lambda: nullcontext(orders), digest=claimed)
+    assert columns.digest == sha(orders)  # the caller sees the difference and refuses
+    assert cache.get(claimed, UTF8_COMMA) is None
+    assert cache.get(sha(orders), UTF8_COMMA) is not None
+
+
+def test_another_reading_of_the_same_bytes_is_another_entry(demo: Path, tmp_path: Path) -> None:
+    cache = cache_in(tmp_path / "cache")
+    orders = demo / "orders.csv"
+    cache.columns("orders.csv", UTF8_COMMA, lambda: nullcontext(orders), digest=sha(orders))
+    assert cache.get(sha(orders), Reading("utf-8", ";", 1)) is None
+    assert cache.get(sha(orders), Reading("cp1252", ",", 1)) is None
+
+
+def test_an_unreadable_entry_is_parsed_again(demo: Path, tmp_path: Path) -> None:
+    cache = cache_in(tmp_path / "cache")
+    orders = demo / "orders.csv"
+    first = cache.columns("orders.csv", UTF8_COMMA, lambda: nullcontext(orders), digest=sha(orders))
+    first.parquet.with_suffix(".json").write_text("{not json")
+    again = cache.columns("orders.csv", UTF8_COMMA, lambda: nullcontext(orders), digest=sha(orders))
+    assert again.records == first.records
+
+
+def test_the_validation_and_the_reconciliation_read_the_files_once(
+    demo: Path, mapping: Mapping, tmp_path: Path
+) -> None:
+    cache = cache_in(tmp_path / "cache")
+    fetches = Fetches()
+    files = {role: fetches.source(demo / f"{role.value}.csv") for role in Role}
+    report = load_and_validate(connect(), files, mapping, cache=cache)
+    assert report.ok
+    cached = run_job(files, mapping, Policy(), tmp_path / "cached.csv", cache=cache)
+    assert fetches.count == {"orders.csv": 1, "payments.csv": 1}
+    plain = run_job(
+        {role: (demo / f"{role.value}.csv", f"{role.value}.csv") for role in Role},
+        mapping,
+        Policy(),
+        tmp_path / "plain.csv",
+    )
+    assert cached.digests == {role: sha(demo / f"{role.value}.csv") for role in Role}
+    assert cached.reconciliation.summary() == plain.reconciliation.summary()
+    assert (tmp_path / "cached.csv").read_bytes() == (tmp_path / "plain.csv").read_bytes()
+
+
+def test_a_file_that_does_not_add_up_is_never_cached(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "orders.csv"
+    path.write_text("id,total\n1,2\n3,4\n")
+    cache = cache_in(tmp_path / "cache")
+    # The independent count finds a record more than DuckDB parsed (a lost row).
+    monkeypatch.setattr(columnar, "count_records", lambda source, progress=None: 4)
+    with pytest.raises(LedgerError, match="gave 2 rows, but it holds 3"):
+        cache.columns("orders.csv", UTF8_COMMA, lambda: nullcontext(path), digest=sha(path))
+    assert cache.get(sha(path), UTF8_COMMA) is None
+    assert [p.name for p in (tmp_path / "cache").iterdir()] == []
+
+
+def test_rows_read_are_reported_per_file_and_end_at_every_record(
+    demo: Path, tmp_path: Path
+) -> None:
+    seen: list[tuple[str, int, float]] = []
+    cache = cache_in(tmp_path / "cache")
+    orders = demo / "orders.csv"
+    columns = cache.columns(
+        "orders.csv",
+        UTF8_COMMA,
+        lambda: nullcontext(orders),
+        digest=sha(orders),
+        progress=lambda name, rows, share: seen.append((name, rows, share)),
+    )
+    assert seen[-1] == ("orders.csv", columns.records, 1.0)
+
+
+def test_the_cache_evicts_by_age_then_by_size_least_recently_used_first(
+    demo: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "cache"
+    cache = cache_in(folder)
+    entries = []
+    for role in Role:
+        path = demo / f"{role.value}.csv"
+        entries.append(
+            cache.columns(path.name, UTF8_COMMA, lambda p=path: nullcontext(p), digest=sha(path))
+        )
+    orders, payments = entries
+    old = time.time() - timedelta(days=3).total_seconds()
+    os.utime(orders.parquet, (old, old))
+    assert cache.evict() == 1
+    assert not orders.parquet.exists()
+    assert not orders.parquet.with_suffix(".json").exists()
+    assert payments.parquet.exists()
+    small = ColumnCache(folder, max_bytes=1, max_age=timedelta(days=2))
+    path = demo / "orders.csv"
+    again = small.columns(path.name, UTF8_COMMA, lambda: nullcontext(path), digest=sha(path))
+    assert again.parquet.exists()  # the entry just built stays
+    assert not payments.parquet.exists()  # the least recently used went to make room
+
+
+def test_an_edit_revalidates_only_the_file_whose_reading_changed(
+    demo: Path, mapping: Mapping, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = cache_in(tmp_path / "cache")
+    memo = ValidationMemo(tmp_path / "cache" / "validations", max_age=timedelta(days=2))
+    files = {role: Source.at(demo / f"{role.value}.csv", f"{role.value}.csv") for role in Role}
+    validated: list[Role] = []
+    real = run_module.validate
+
+    def counting(con, role, name, dataset):  # type: ignore[no-untyped-def]
+        validated.append(role)
+        return real(con, role, name, dataset)
+
+    monkeypatch.setattr(run_module, "validate", counting)
+    first = load_and_validate(connect(), files, mapping, cache=cache, memo=memo)
+    assert validated == [Role.ORDERS, Role.PAYMENTS]
+    edited = mapping.model_copy(
+        update={
+            "orders": mapping.orders.model_copy(
+                update={"columns": {**mapping.orders.columns, "customer": "Lineitem name"}}
+            )
+        }
+    )
+    validated.clear()
+    second = load_and_validate(connect(), files, edited, cache=cache, memo=memo)
+    assert validated == [Role.ORDERS]
+    fresh = load_and_validate(connect(), files, edited)
+    assert (second.errors, second.warnings, second.facts, second.rows) == (
+        fresh.errors,
+        fresh.warnings,
+        fresh.facts,
+        fresh.rows,
+    )
+    validated.clear()
+    load_and_validate(connect(), files, mapping, cache=cache, memo=memo)
+    assert validated == []  # back to the first reading: every report is remembered
+    assert json.loads(next((tmp_path / "cache" / "validations").glob("*.json")).read_text())
+    assert first.ok
