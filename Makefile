@@ -8,7 +8,7 @@ UV := .uv/bin/uv
 VENV := .venv
 DEMO := var/demo
 
-.PHONY: run demo test lint bench clean
+.PHONY: run demo test lint bench bench-10m clean
 
 $(UV):
 	$(PYTHON) -m venv .uv
@@ -35,10 +35,15 @@ test: lint
 	$(VENV)/bin/pytest -q -n 2 --dist loadfile
 
 bench: $(VENV)/.synced
+	$(VENV)/bin/python scripts/flow_benchmark.py
 	$(VENV)/bin/python scripts/benchmark.py
 	$(VENV)/bin/python scripts/ack_latency.py
 	$(VENV)/bin/python scripts/click_latency.py
 	$(VENV)/bin/python scripts/worker_scaling.py
+
+# Not in CI: 10M orders x 10M payments (about 2.9 GB of CSV), the whole flow once, no pandas.
+bench-10m: $(VENV)/.synced
+	$(VENV)/bin/python scripts/flow_benchmark.py --sizes 10000000 --repeat 1 --no-warm-up --no-pandas
 
 clean:
 	rm -rf .uv $(VENV) var bench-data

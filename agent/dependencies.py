@@ -16,6 +16,7 @@ from typing import Protocol
 
 from strands.models import Model
 
+from agent.data.cache import SampleCache
 from agent.data.policy import Policy
 from agent.domain import ApproverPolicy
 from agent.ports import BlobStore, Clock, UnitOfWorkFactory
@@ -64,6 +65,7 @@ class Dependencies:
     model: Model
     clock: Clock
     settings: WorkflowSettings
+    samples: SampleCache = field(default_factory=SampleCache)
     owner: str = field(
         default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
     )

@@ -22,15 +22,19 @@ import hashlib
 import json
 import logging
 import os
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from pathlib import Path
 
-from agent.data.ingest import CsvLayout, layout_from_options
+from agent.data.ingest import CsvLayout, CsvSample, inspect_csv, layout_from_options
 from agent.data.ingest.columnar import Columns, RowProgress, build_columns
+from agent.data.mapping import Proposal, infer_mapping
+from agent.data.schema import Role
 
 logger = logging.getLogger(__name__)
 
@@ -184,3 +188,61 @@ def _named(columns: Columns, file_name: str) -> Columns:
     if columns.layout.file_name == file_name:
         return columns
     return replace(columns, layout=replace(columns.layout, file_name=file_name))
+
+
+class SampleCache:
+    """Files' head samples by digest, in this process's memory, the few most recent.
+
+    Inspecting a file (reading its head, deciding its layout, parsing its first records) is
+    done at the upload, again by the agent's inspection and by each validation: with this it is
+    done once per file and process, and a sampled file is not fetched again.
+    """
+
+    def __init__(self, size: int = 8) -> None:
+        self.size = size
+        self._samples: OrderedDict[str, CsvSample] = OrderedDict()
+        self._proposals: OrderedDict[str, Proposal] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def proposal(
+        self,
+        samples: tuple[CsvSample, CsvSample],
+        digests: tuple[str, str],
+        answers: dict[Role, dict[str, str]] | None = None,
+    ) -> Proposal:
+        """`infer_mapping` of two sampled files (their digests name them) under `answers`,
+        inferred once per process: the agent's inspection and the validation after it ask
+        for the same proposal. Raises what `infer_mapping` raises (never remembered)."""
+        given = {role.value: dict(fields) for role, fields in (answers or {}).items()}
+        names = [sample.layout.file_name for sample in samples]
+        key = json.dumps([*digests, *names, given], sort_keys=True)
+        with self._lock:
+            found = self._proposals.get(key)
+            if found is not None:
+                self._proposals.move_to_end(key)
+                return found
+        found = infer_mapping(*samples, answers=answers)
+        with self._lock:
+            self._proposals[key] = found
+            while len(self._proposals) > self.size:
+                self._proposals.popitem(last=False)
+        return found
+
+    def sample(self, digest: str, file_name: str, fetch: Fetch) -> CsvSample:
+        """The sample of the file with `digest` (`inspect_csv`), its layout named `file_name`.
+
+        Raises the typed input errors of `inspect_csv` (never remembered)."""
+        with self._lock:
+            found = self._samples.get(digest)
+            if found is not None:
+                self._samples.move_to_end(digest)
+        if found is None:
+            with fetch() as path:
+                found = inspect_csv(path, file_name)
+            with self._lock:
+                self._samples[digest] = found
+                while len(self._samples) > self.size:
+                    self._samples.popitem(last=False)
+        if found.layout.file_name == file_name:
+            return found
+        return replace(found, layout=replace(found.layout, file_name=file_name))

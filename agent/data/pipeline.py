@@ -13,7 +13,7 @@ from pathlib import Path
 from agent.data.cache import ColumnCache
 from agent.data.normalize.load import Files
 from agent.data.policy import Policy
-from agent.data.reconcile import Reconciliation
+from agent.data.reconcile import Reconciliation, connect
 from agent.data.reconcile.run import file_columns, reconcile_columns
 from agent.data.schema import Mapping, Role
 
@@ -38,7 +38,7 @@ def run_job(
 ) -> JobResult:
     """Reconcile both files under `mapping` and write the exceptions CSV."""
     with file_columns(files, mapping, cache=cache, workdir=workdir) as columns:
-        run = reconcile_columns(columns, mapping, policy)
+        run = reconcile_columns(columns, mapping, policy, con=connect(workdir))
         digests = {role: columns[role].digest for role in Role}
     exported = run.export_csv(export_to)
     return JobResult(run, digests, exported)

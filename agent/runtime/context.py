@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent.data.cache import ColumnCache
+from agent.data.cache import ColumnCache, SampleCache
 from agent.data.ingest.columnar import RowProgress
 from agent.data.mapping import Proposal
 from agent.data.normalize import ValidationReport
@@ -69,6 +69,7 @@ class InvestigationContext:
     policy: Policy
     workdir: Path
     cache: ColumnCache
+    samples: SampleCache
     answers: dict[Role, dict[str, str]] = field(default_factory=dict)
     bound: BoundContext | None = None
     outcome: Outcome | None = None

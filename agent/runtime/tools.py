@@ -21,8 +21,8 @@ from strands import tool
 from strands.types.tools import ToolContext
 
 from agent.data.evidence import findings_for
-from agent.data.ingest import CsvSample, inspect_csv
-from agent.data.mapping import Proposal, infer_mapping
+from agent.data.ingest import CsvSample
+from agent.data.mapping import Proposal
 from agent.data.normalize import ValidationReport
 from agent.data.normalize.load import Source
 from agent.data.normalize.memo import ValidationMemo
@@ -56,16 +56,6 @@ def result(data: dict[str, Any], *, error: bool = False) -> dict[str, Any]:
     }
 
 
-def _local_files(
-    context: InvestigationContext, refs: dict[Role, DatasetRef], stack: ExitStack
-) -> dict[Role, tuple[Path, str]]:
-    """Each file on local disk (a download from S3 happens once) with the uploader's name."""
-    return {
-        role: (stack.enter_context(context.blobs.local_copy(ref.digest)), ref.name)
-        for role, ref in refs.items()
-    }
-
-
 def _sources(context: InvestigationContext, refs: dict[Role, DatasetRef]) -> dict[Role, Source]:
     """Each file as the engine reads it: from the columnar cache by its digest, fetched from
     the blob store only when it has not been parsed yet."""
@@ -75,10 +65,25 @@ def _sources(context: InvestigationContext, refs: dict[Role, DatasetRef]) -> dic
     }
 
 
-def _samples(
-    context: InvestigationContext, files: dict[Role, tuple[Path, str]]
-) -> dict[Role, CsvSample]:
-    return {role: inspect_csv(path, name) for role, (path, name) in files.items()}
+def _samples(context: InvestigationContext) -> dict[Role, CsvSample]:
+    """Each file's head sample (fetched only the first time a process inspects the file)."""
+    return {
+        role: context.samples.sample(
+            ref.digest, ref.name, partial(context.blobs.local_copy, ref.digest)
+        )
+        for role, ref in context.files.items()
+    }
+
+
+def _proposal(
+    context: InvestigationContext,
+    samples: dict[Role, CsvSample],
+    answers: dict[Role, dict[str, str]] | None = None,
+) -> Proposal:
+    """The proposal for the two files under `answers` (inferred once per process)."""
+    digests = (context.files[Role.ORDERS].digest, context.files[Role.PAYMENTS].digest)
+    pair = (samples[Role.ORDERS], samples[Role.PAYMENTS])
+    return context.samples.proposal(pair, digests, answers)
 
 
 def _dataset_view(proposal: Proposal, role: Role) -> dict[str, Any]:
@@ -126,9 +131,8 @@ def inspect_datasets(tool_context: ToolContext) -> dict[str, Any]:
     """
     context = _context(tool_context)
     try:
-        with ExitStack() as stack:
-            samples = _samples(context, _local_files(context, context.files, stack))
-            proposal = infer_mapping(samples[Role.ORDERS], samples[Role.PAYMENTS])
+        samples = _samples(context)
+        proposal = _proposal(context, samples)
     except ReconbotError as error:
         return result({"error": str(error)}, error=True)
     return result(
@@ -193,30 +197,26 @@ def validate_mapping(
     report: ValidationReport | None = None
     proposal: Proposal | None = None
     try:
-        with ExitStack() as stack:
-            files = _local_files(context, context.files, stack)
-            samples = _samples(context, files)
-            try:
-                proposal = infer_mapping(
-                    samples[Role.ORDERS], samples[Role.PAYMENTS], answers=answers
-                )
-            except (UnknownColumnError, KeyError) as error:
-                problems.append(str(error).strip("'\""))
-                proposal = infer_mapping(samples[Role.ORDERS], samples[Role.PAYMENTS])
-            mapping = proposal.mapping
-            if mapping is not None and not problems:
-                report = load_and_validate(
-                    connect(),
-                    _sources(context, context.files),
-                    mapping,
-                    context.workdir,
-                    cache=context.cache,
-                    progress=context.on_rows,
-                    memo=ValidationMemo(
-                        context.cache.folder / "validations", max_age=context.cache.max_age
-                    ),
-                )
-                problems.extend(report.errors)
+        samples = _samples(context)
+        try:
+            proposal = _proposal(context, samples, answers)
+        except (UnknownColumnError, KeyError) as error:
+            problems.append(str(error).strip("'\""))
+            proposal = _proposal(context, samples)
+        mapping = proposal.mapping
+        if mapping is not None and not problems:
+            report = load_and_validate(
+                connect(context.workdir),
+                _sources(context, context.files),
+                mapping,
+                context.workdir,
+                cache=context.cache,
+                progress=context.on_rows,
+                memo=ValidationMemo(
+                    context.cache.folder / "validations", max_age=context.cache.max_age
+                ),
+            )
+            problems.extend(report.errors)
     except ReconbotError as error:
         problems.append(str(error))
     questions = [c.question for c in proposal.clarifications] if proposal else []

@@ -74,6 +74,7 @@ class AgentTurns:
                 max_bytes=self.deps.settings.cache_max_bytes,
                 max_age=self.deps.settings.cache_max_age,
             ),
+            samples=self.deps.samples,
             on_rows=progress.rows_read if progress is not None else None,
             on_tool_executed=executed,
             phase=phase,

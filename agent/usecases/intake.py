@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from functools import partial
 
-from agent.data.ingest import inspect_csv
 from agent.data.mapping import assign_roles, role_of
 from agent.data.schema import Role
 from agent.dependencies import Dependencies, Progress
@@ -242,8 +242,8 @@ class Intake:
         stored = [(u, self._put(u)) for u in uploads]
         samples = []
         for upload, blob in stored:
-            with self.deps.blobs.local_copy(blob.digest) as path:
-                samples.append(inspect_csv(path, upload.name))
+            fetch = partial(self.deps.blobs.local_copy, blob.digest)
+            samples.append(self.deps.samples.sample(blob.digest, upload.name, fetch))
         roles: tuple[Role, ...]
         if len(stored) == 1:
             roles = (role_of(samples[0]),)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 
-from agent.data.ingest import inspect_csv
 from agent.data.schema import Role
 from agent.dependencies import Dependencies
 from agent.domain import (
@@ -75,7 +75,7 @@ class Queries:
         """The header of each file of a request, for a person choosing a column."""
         found: dict[Role, list[str]] = {}
         for ref in request.files:
-            with self.deps.blobs.local_copy(ref.digest) as path:
-                sample = inspect_csv(path, ref.name)
+            fetch = partial(self.deps.blobs.local_copy, ref.digest)
+            sample = self.deps.samples.sample(ref.digest, ref.name, fetch)
             found[ref.role] = list(sample.layout.columns)
         return found

@@ -92,9 +92,13 @@ def build_columns(
     ):
         digest = helpers.submit(file_digest, path)
         con = duckdb.connect(
-            config={"memory_limit": BUILD_MEMORY_LIMIT, "temp_directory": str(folder)}
+            config={
+                "memory_limit": BUILD_MEMORY_LIMIT,
+                "temp_directory": str(folder),
+            }
         )
         try:
+            con.execute("SET enable_progress_bar = false")  # never drawn on a terminal
             for attempt in range(2):
                 source, skip = duckdb_source(path, layout, Path(folder))
                 counted = helpers.submit(

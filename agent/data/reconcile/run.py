@@ -153,7 +153,7 @@ def reconcile(
     records of each file (nothing is reported then).
     """
     with file_columns(files, mapping, cache=cache, workdir=workdir) as columns:
-        return reconcile_columns(columns, mapping, policy, con=con)
+        return reconcile_columns(columns, mapping, policy, con=con or connect(workdir))
 
 
 def reconcile_columns(

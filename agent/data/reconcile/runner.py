@@ -8,21 +8,37 @@ approved row kinds) are never written into the SQL text: each statement names th
 
 from __future__ import annotations
 
+import itertools
+import os
+import tempfile
 from collections.abc import Mapping
 from functools import cache
 from importlib.resources import files
+from pathlib import Path
 from typing import Any
 
 import duckdb
 
+# DuckDB's memory for validating or reconciling; what does not fit spills to disk. With the
+# parse of `ingest.columnar` (two files at once) and Python itself, a process stays within 1 GiB.
 MEMORY_LIMIT = "1GB"
 PACKAGE = "agent.data.reconcile"
+_SPILLS = itertools.count()
 
 
-def connect() -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB connection set up for reconciling: UTC, bounded memory."""
-    con = duckdb.connect(config={"memory_limit": MEMORY_LIMIT})
+def connect(spill: Path | None = None) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB connection set up for reconciling: UTC, bounded memory, spilling
+    what does not fit into `spill` (default: the system's temporary folder; never the current
+    directory, DuckDB's own default)."""
+    folder = spill if spill is not None else Path(tempfile.gettempdir())
+    con = duckdb.connect(
+        config={
+            "memory_limit": MEMORY_LIMIT,
+            "temp_directory": str(folder / f"duckdb-spill-{os.getpid()}-{next(_SPILLS)}"),
+        }
+    )
     con.execute("SET TimeZone = 'UTC'")
+    con.execute("SET enable_progress_bar = false")  # never drawn on a person's terminal
     return con
 
 

@@ -1,0 +1,193 @@
+"""Benchmark: the whole flow as a person meets it, against a pandas pipeline doing the whole job.
+
+For each size, on demo data (`reconbot demo-data`, cached under --data), a fresh child process
+runs the flow the terminal runs (`reconbot investigate` with an edit answered), through the same
+use cases, on embedded SQLite, a file blob store and an empty work directory (a cold columnar
+cache), with the offline model:
+
+  upload -> request    the two files handed over (stored, inspected, parsed, validated) until
+                       the approval request is ready
+  edit -> request      an edit of the mapping (orders.customer="Lineitem name") until the new
+                       request is ready
+  approve -> outcome   the approval until the outcome (reconciled, exceptions CSV stored)
+  whole                the three together
+
+Beside it, in the same run, a child runs `scripts/pandas_pipeline.py` on the same files (hash,
+read, reconcile, export: the whole job done the straightforward way, without any of the
+person's steps). Each pipeline runs --repeat times after one discarded warm-up run; the figures
+are medians, and each child's peak resident memory (`ru_maxrss`) is the largest seen. Both
+pipelines' per-category counts are checked against `truth.json` on every run. Interpreter
+start-up and imports are excluded for both. Usage:
+
+    .venv/bin/python scripts/flow_benchmark.py [--sizes 100000 1000000] [--repeat 3]
+        [--no-pandas] [--no-warm-up]
+
+`make bench-10m` runs it once on 10M orders (no warm-up run, no pandas: pandas needs far more
+memory than the machine has to spare at that size).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+STEPS = ("upload -> request", "edit -> request", "approve -> outcome")
+EDIT = {"orders": {"customer": "Lineitem name"}}
+
+
+def child_flow(orders: Path, payments: Path, folder: Path) -> None:
+    """Run the terminal's flow on the two files and print {steps: seconds, counts} as JSON."""
+    os.environ.update(
+        {
+            "RECONBOT_DATABASE_URL": f"sqlite:///{folder / 'reconbot.db'}",
+            "RECONBOT_BLOB_URL": f"file://{folder / 'blobs'}",
+            "RECONBOT_WORK_DIR": str(folder / "work"),
+            "RECONBOT_MODEL": "offline",
+        }
+    )
+    from agent.data.schema import Role
+    from agent.domain import Approver
+    from agent.usecases.common import Upload
+    from bot.composition import build_runtime, migrate_database
+    from bot.config import Settings
+    from bot.workflow_cli import terminal_identity
+
+    settings = Settings()
+    migrate_database(settings)
+    service = build_runtime(settings).service
+    user = terminal_identity()
+    seconds: dict[str, float] = {}
+    start = time.perf_counter()
+    with orders.open("rb") as first, payments.open("rb") as second:
+        uploads = [
+            Upload(first, orders.name, local=True),
+            Upload(second, payments.name, local=True),
+        ]
+        request = service.intake.start(uploads, requested_by=user).request
+    seconds[STEPS[0]] = time.perf_counter() - start
+    if request is None or request.kind.value != "confirmation":
+        raise SystemExit(f"the demo data did not give a confirmation request: {request}")
+    start = time.perf_counter()
+    answers = {Role(role): fields for role, fields in EDIT.items()}
+    edited = service.decisions.edit(
+        request.pause_id, request.authorization_identity, Approver(user=user), answers
+    )
+    seconds[STEPS[1]] = time.perf_counter() - start
+    assert edited.kind.value == "confirmation", edited.problems
+    start = time.perf_counter()
+    outcome = service.decisions.confirm(
+        edited.pause_id, edited.authorization_identity, Approver(user=user)
+    )
+    seconds[STEPS[2]] = time.perf_counter() - start
+    print(json.dumps({"steps": seconds, "counts": outcome.counts}))
+
+
+def run_child(args: list[str]) -> tuple[dict[str, Any], float]:
+    """Run a child of this script or of benchmark.py; return its JSON and its peak RSS in MB."""
+    with tempfile.TemporaryFile() as out:
+        proc = subprocess.Popen(args, stdout=out, cwd=ROOT)
+        _, status, usage = os.wait4(proc.pid, 0)
+        out.seek(0)
+        text = out.read().decode()
+    if status != 0:
+        raise SystemExit(f"child {args[1:4]} failed with status {status}")
+    return json.loads(text.strip().splitlines()[-1]), usage.ru_maxrss / 1024
+
+
+def prepare(size: int, data: Path) -> Path:
+    """Demo data for `size` orders, generated in a child (a parent's peak memory is passed on
+    to the children it starts, so generating here would inflate every measured peak)."""
+    folder = data / str(size)
+    if not (folder / "truth.json").exists():
+        print(f"generating {size:,} orders into {folder} …", flush=True)
+        generator = "from agent.data.demo import generate; import sys, pathlib; "
+        generator += "generate(int(sys.argv[1]), pathlib.Path(sys.argv[2]), seed=7)"
+        subprocess.run(
+            [sys.executable, "-c", generator, str(size), str(folder)], check=True, cwd=ROOT
+        )
+    return folder
+
+
+def measure(folder: Path, kind: str, scratch: Path) -> tuple[dict[str, Any], float]:
+    """One run of `kind` (flow or pandas) on the files in `folder`."""
+    orders, payments = str(folder / "orders.csv"), str(folder / "payments.csv")
+    if kind == "flow":
+        with tempfile.TemporaryDirectory(dir=scratch) as work:
+            return run_child([sys.executable, __file__, "--child", orders, payments, work])
+    export = str(scratch / "exceptions-pandas.csv")
+    script = str(ROOT / "scripts" / "benchmark.py")
+    result, rss = run_child([sys.executable, script, "--child", "pandas", orders, payments, export])
+    return {"steps": {"whole job": result["seconds"]}, "counts": result["counts"]}, rss
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--data", type=Path, default=ROOT / "bench-data")
+    parser.add_argument("--no-pandas", action="store_true", help="measure reconbot alone")
+    parser.add_argument("--no-warm-up", action="store_true", help="time every run")
+    parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        orders, payments, folder = (Path(p) for p in args.child)
+        child_flow(orders, payments, folder)
+        return
+    kinds = ("flow",) if args.no_pandas else ("flow", "pandas")
+    print(
+        f"machine: {os.cpu_count()} cores; {args.repeat} runs of each after a warm-up run; "
+        "medians; peak = the largest peak RSS of a run"
+    )
+    for size in args.sizes:
+        folder = prepare(size, args.data)
+        truth = json.loads((folder / "truth.json").read_text())["findings"]
+        expected = {k: v for k, v in truth.items() if v}
+        megabytes = sum((folder / f).stat().st_size for f in ("orders.csv", "payments.csv")) / 1e6
+        times: dict[str, dict[str, list[float]]] = {k: {} for k in kinds}
+        peaks: dict[str, float] = dict.fromkeys(kinds, 0.0)
+        agree: dict[str, bool] = dict.fromkeys(kinds, True)
+        with tempfile.TemporaryDirectory(dir=args.data) as scratch:
+            for kind in kinds:
+                first = 1 if args.no_warm_up else 0
+                for run in range(first, args.repeat + 1):
+                    result, rss = measure(folder, kind, Path(scratch))
+                    counts = {k: v for k, v in dict(result["counts"]).items() if v}
+                    agree[kind] = agree[kind] and counts == expected
+                    if run == 0:
+                        continue  # the warm-up run: checked, not timed
+                    peaks[kind] = max(peaks[kind], rss)
+                    steps = dict(result["steps"])
+                    steps["whole"] = sum(steps.values())
+                    for step, value in steps.items():
+                        times[kind].setdefault(step, []).append(float(value))
+        print(f"\n{size:,} orders ({megabytes:.0f} MB of CSV; {sum(expected.values()):,} findings)")
+        flow = {step: statistics.median(values) for step, values in times["flow"].items()}
+        for step in (*STEPS, "whole"):
+            print(f"  reconbot {step:<20} {flow[step]:>7.2f} s")
+        print(
+            f"  reconbot peak {peaks['flow']:>6.0f} MB; counts = truth.json: "
+            f"{'yes' if agree['flow'] else 'NO'}"
+        )
+        if "pandas" in kinds:
+            pandas = statistics.median(times["pandas"]["whole"])
+            print(
+                f"  pandas   whole job            {pandas:>7.2f} s; "
+                f"peak {peaks['pandas']:>6.0f} MB; "
+                f"counts = truth.json: {'yes' if agree['pandas'] else 'NO'}"
+            )
+            print(f"  the whole flow is {pandas / flow['whole']:.1f}x faster than pandas' job")
+
+
+if __name__ == "__main__":
+    main()
