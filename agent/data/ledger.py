@@ -90,12 +90,12 @@ def build_ledger_rows(con: duckdb.DuckDBPyConnection, voided_statuses: str) -> N
         WITH order_evidence AS (SELECT DISTINCT unnest(order_rows) - 1 AS r FROM findings),
         payment_evidence AS (SELECT DISTINCT unnest(payment_rows) - 1 AS r FROM findings),
         orders AS (
+            -- `status`: the order status of a head row (the only rows it decides).
             SELECT k.r, k.kind, k.reason, e.r IS NOT NULL AS evidence, f.category, f.n,
-                   o.order_status IN {voided_statuses} AS voided
+                   k.status IN {voided_statuses} AS voided
             FROM order_row_kinds k
             LEFT JOIN order_evidence e ON e.r = k.r
             LEFT JOIN order_findings f ON f.r = k.r
-            LEFT JOIN (SELECT rowid AS r, order_status FROM orders_rows) o ON o.r = k.r
         ),
         payments_classified AS (
             SELECT k.r, k.kind, k.reason, e.r IS NOT NULL AS evidence,

@@ -1,7 +1,8 @@
 -- The exceptions CSV at $path: every finding, then every ignored row with its reason (category
 -- `ignored`), so the file accounts for every row that did not match. Cells that come from the
 -- uploaded files are neutralised so that a spreadsheet never runs them as formulas (a leading
--- `= + - @`, tab or carriage return gets a `'`). Then the number of lines written.
+-- `= + - @`, tab or carriage return gets a `'`). Ignored rows of both files at the same row
+-- number: the orders row first. Then the number of lines written.
 COPY (
     SELECT category, reason,
            CASE WHEN regexp_matches(array_to_string(order_ids, '; '), '^[=+\-@\t\r]')
@@ -17,14 +18,14 @@ COPY (
                 ELSE coalesce(currency, '') END AS currency,
            expected, actual, difference
     FROM (
-        SELECT category_rank AS rank, sort_row, category, reason, order_ids, order_rows,
+        SELECT category_rank AS rank, sort_row, 0 AS side, category, reason, order_ids, order_rows,
                payment_ids, payment_rows, currency,
                fmt_minor(expected, exponent) AS expected,
                fmt_minor(actual, exponent) AS actual,
                fmt_minor(actual - expected, exponent) AS difference
         FROM findings
         UNION ALL
-        SELECT 1000, l.r + 1, 'ignored',
+        SELECT 1000, l.r + 1, CASE WHEN l.role = 'orders' THEN 0 ELSE 1 END, 'ignored',
                CASE WHEN l.reason = 'row_kind' THEN l.reason || ':' || coalesce(k.value, '')
                     ELSE l.reason END,
                CASE WHEN l.role = 'orders'
@@ -41,7 +42,7 @@ COPY (
         LEFT JOIN payment_row_kinds k ON l.role = 'payments' AND k.r = l.r
         WHERE l.bucket = 'ignored'
     )
-    ORDER BY rank, sort_row
+    ORDER BY rank, sort_row, side
 ) TO $path (HEADER, DELIMITER ',');
 
 SELECT (SELECT count(*) FROM findings)

@@ -15,18 +15,23 @@ SELECT p.r, p.payment_id, p.ref_key, p.refs, p.currency, e.exponent,
        coalesce(refunded_amount_minor(p.refunded_amount, e.exponent), 0) AS refunded_minor,
        p.captured_at, p.refunded_status,
        CASE WHEN p.refs = 1 THEN f.r END AS order_r
-FROM (SELECT rowid AS r, payment_id,
-             CASE WHEN several_refs THEN reference_tokens(order_id)[1]
-                  ELSE ref_key END AS ref_key,
+FROM (SELECT r, payment_id,
+             CASE WHEN several_refs THEN tokens[1] ELSE ref_key END AS ref_key,
              CASE WHEN order_id IS NULL THEN 0
-                  WHEN several_refs THEN len(reference_tokens(order_id))
+                  WHEN several_refs THEN len(tokens)
                   ELSE 1 END AS refs,
-             currency_code AS currency, captured_amount,
-             refunded_amount, epoch_us(captured_at) AS captured_at,
-             list_contains($refunded_payment_statuses, payment_status) AS refunded_status
-      FROM payments_rows
-      WHERE rowid IN (SELECT r FROM payment_row_kinds WHERE kind = 'payment')
-        AND rowid NOT IN (SELECT unnest(rows[2:]) - 1 FROM payment_copies)) p
+             currency, captured_amount, refunded_amount, captured_at, refunded_status
+      FROM (SELECT p.rowid AS r, p.payment_id, p.order_id, p.several_refs, p.ref_key,
+                   -- Read only where a reference names several ids (a few rows).
+                   CASE WHEN p.several_refs THEN reference_tokens(p.order_id) END AS tokens,
+                   p.currency_code AS currency, p.captured_amount, p.refunded_amount,
+                   epoch_us(p.captured_at) AS captured_at,
+                   list_contains($refunded_payment_statuses, p.payment_status)
+                       AS refunded_status
+            FROM payments_rows p
+            SEMI JOIN payment_row_kinds k ON k.r = p.rowid AND k.kind = 'payment'
+            ANTI JOIN (SELECT unnest(rows[2:]) - 1 AS r FROM payment_copies) c
+                   ON c.r = p.rowid)) p
 LEFT JOIN currency_exponents e ON e.code = p.currency
 LEFT JOIN order_heads f ON f.order_key = p.ref_key;
 

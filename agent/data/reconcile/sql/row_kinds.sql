@@ -8,15 +8,22 @@
 -- Every order row gets a kind: the head of its order (the first row of the id that carries
 -- an amount), a continuation (no amount, or the head's amount again), a conflict (another
 -- amount under the same id), ignored or unreadable, each with a reason.
+-- One pass: each id's head row (r) with its amount and currency (`head`, NULL when no row
+-- of the id has an amount), so that a row is compared with its head without a second join.
 CREATE OR REPLACE TABLE order_heads AS
-SELECT order_key, coalesce(min(rowid) FILTER (WHERE order_amount_filled), min(rowid)) AS r
+SELECT order_key,
+       coalesce(min(rowid) FILTER (WHERE order_amount_filled), min(rowid)) AS r,
+       arg_min({'amount': order_amount, 'currency_code': currency_code}, rowid)
+           FILTER (WHERE order_amount_filled) AS head
 FROM orders_rows WHERE order_key IS NOT NULL GROUP BY 1;
 
+-- `status` is the head row's order status (NULL on other rows), for the row ledger.
 CREATE OR REPLACE TABLE order_row_kinds AS
 WITH rows AS (
     SELECT o.rowid AS r, o.order_key, h.r AS head, o.order_amount_filled AS filled,
-           o.order_amount AS amount, o.currency_code, o.currency,
-           e.exponent IS NOT NULL AS known_currency
+           o.order_amount AS amount, o.currency_code, o.order_status,
+           e.exponent IS NOT NULL AS known_currency,
+           h.head.amount AS head_amount, h.head.currency_code AS head_currency
     FROM orders_rows o LEFT JOIN order_heads h ON h.order_key = o.order_key
     LEFT JOIN currency_exponents e ON e.code = o.currency_code
 )
@@ -27,8 +34,8 @@ SELECT r.r, r.order_key, r.head,
         CASE WHEN NOT r.filled OR r.amount IS NULL OR NOT r.known_currency
              THEN 'unreadable' ELSE 'head' END
     WHEN NOT r.filled THEN 'ignored'
-    WHEN r.amount = h.amount AND r.currency_code IS NOT DISTINCT FROM h.currency_code
-         AND h.amount IS NOT NULL THEN 'ignored'
+    WHEN r.amount = r.head_amount AND r.currency_code IS NOT DISTINCT FROM r.head_currency
+         AND r.head_amount IS NOT NULL THEN 'ignored'
     ELSE 'conflict'
   END AS kind,
   CASE
@@ -40,11 +47,12 @@ SELECT r.r, r.order_key, r.head,
              WHEN r.currency_code IS NULL THEN 'missing_currency'
              WHEN NOT r.known_currency THEN 'unreadable_currency' END
     WHEN NOT r.filled THEN 'line_item_continuation'
-    WHEN r.amount = h.amount AND r.currency_code IS NOT DISTINCT FROM h.currency_code
-         AND h.amount IS NOT NULL THEN 'line_item_continuation'
+    WHEN r.amount = r.head_amount AND r.currency_code IS NOT DISTINCT FROM r.head_currency
+         AND r.head_amount IS NOT NULL THEN 'line_item_continuation'
     ELSE 'another_amount_under_this_id'
-  END AS reason
-FROM rows r LEFT JOIN rows h ON h.r = r.head;
+  END AS reason,
+  CASE WHEN r.r = r.head THEN r.order_status END AS status
+FROM rows r;
 
 -- Ids whose rows disagree about the order total, or whose head row does not read.
 CREATE OR REPLACE TABLE bad_orders AS
@@ -63,7 +71,8 @@ SELECT order_key, r FROM order_row_kinds
 WHERE kind = 'head' AND order_key NOT IN (SELECT order_key FROM bad_orders);
 
 -- Every payment row: a payment to match, a refund of one, or ignored or unreadable with a
--- reason. With row kinds approved, the kind column says which rows are captures.
+-- reason. With row kinds approved, the kind column says which rows are captures. Each row
+-- carries its payment id, so that repeated payments are counted from this table alone.
 CREATE OR REPLACE TABLE payment_row_kinds AS
 SELECT p.rowid AS r,
   CASE
@@ -107,14 +116,14 @@ SELECT p.rowid AS r,
   -- The value that decided an ignored or unknown kind, for the exceptions CSV.
   CASE WHEN list_contains($kinds_ignore, p.row_kind) OR NOT $kinds_on THEN p.row_kind
        WHEN list_contains($kinds_ignore, p.payment_status) THEN p.payment_status
-       ELSE p.row_kind END AS value
+       ELSE p.row_kind END AS value,
+  p.payment_id
 FROM payments_rows p LEFT JOIN currency_exponents e ON e.code = p.currency_code;
 
 -- Payments: repeated rows of one payment id counted once.
 CREATE OR REPLACE TABLE payment_copies AS
 WITH matchable AS (
-    SELECT p.rowid AS r, p.payment_id FROM payments_rows p
-    SEMI JOIN payment_row_kinds k ON k.r = p.rowid AND k.kind = 'payment'
+    SELECT r, payment_id FROM payment_row_kinds WHERE kind = 'payment'
 ), repeated AS (
     SELECT payment_id FROM matchable GROUP BY 1 HAVING count(*) > 1
 )
