@@ -26,6 +26,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from datetime import timedelta
@@ -68,6 +69,9 @@ class ColumnCache:
         self.folder = folder
         self.max_bytes = max_bytes
         self.max_age = max_age
+        self._lock = threading.Lock()
+        self._building: dict[str, Future[Columns]] = {}
+        self._prefetching = ThreadPoolExecutor(max_workers=2, thread_name_prefix="prefetch")
 
     def get(self, digest: str, reading: Reading) -> Columns | None:
         """The cached columns of the file with `digest` read as `reading`, if any."""
@@ -103,11 +107,61 @@ class ColumnCache:
         """The file's columns: from the cache when `digest` names a cached entry, else parsed
         from the bytes `fetch` gives (and cached). The returned `digest` is always the one of
         the bytes parsed, which the caller compares with the one it trusts."""
-        if digest is not None:
-            cached = self.get(digest, reading)
-            if cached is not None:
-                logger.info("file=<%s> | columns read from the cache", file_name)
-                return _named(cached, file_name)
+        if digest is None:
+            return self._build(file_name, reading, fetch, progress)
+        cached = self.get(digest, reading)
+        if cached is not None:
+            logger.info("file=<%s> | columns read from the cache", file_name)
+            return _named(cached, file_name)
+        key = reading.key(digest)
+        with self._lock:
+            running = self._building.get(key)
+            if running is None:
+                running = self._building[key] = Future()
+                mine = True
+            else:
+                mine = False
+        if not mine:  # this process is parsing the file already (a prefetch): wait for it
+            logger.info("file=<%s> | waiting for the parse under way", file_name)
+            return _named(running.result(), file_name)
+        try:
+            built = self._build(file_name, reading, fetch, progress)
+        except BaseException as error:
+            running.set_exception(error)
+            raise
+        else:
+            running.set_result(built)
+            return built
+        finally:
+            with self._lock:
+                self._building.pop(key, None)
+
+    def prefetch(
+        self,
+        file_name: str,
+        reading: Reading,
+        fetch: Fetch,
+        *,
+        digest: str,
+        progress: RowProgress | None = None,
+    ) -> None:
+        """Start parsing the file into the cache in the background, so that the step that
+        needs its columns (a validation) finds them ready or under way; a file that does not
+        read is left for that step to report."""
+
+        def parse() -> None:
+            try:
+                self.columns(file_name, reading, fetch, digest=digest, progress=progress)
+            except Exception as error:  # the validation reads it again and says why
+                logger.info("file=<%s> error=<%s> | prefetch stopped", file_name, type(error))
+
+        if self.get(digest, reading) is None:
+            self._prefetching.submit(parse)
+
+    def _build(
+        self, file_name: str, reading: Reading, fetch: Fetch, progress: RowProgress | None
+    ) -> Columns:
+        """Parse the file's bytes into a new entry."""
         self.folder.mkdir(parents=True, exist_ok=True)
         with fetch() as path:
             layout = layout_from_options(

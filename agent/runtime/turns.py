@@ -11,15 +11,17 @@ from __future__ import annotations
 import logging
 import uuid
 from datetime import datetime
+from functools import partial
 from typing import Any
 
-from agent.data.cache import ColumnCache
+from agent.data.cache import ColumnCache, Reading
 from agent.data.mapping import Proposal
 from agent.data.normalize import ValidationReport
 from agent.data.schema import Role
 from agent.dependencies import Dependencies, Progress
 from agent.domain import (
     ApprovalRequest,
+    DatasetRef,
     FieldReading,
     Investigation,
     InvestigationStatus,
@@ -45,6 +47,24 @@ class AgentTurns:
 
     def __init__(self, deps: Dependencies) -> None:
         self.deps = deps
+        self.cache = ColumnCache(
+            deps.settings.workdir / "columns",
+            max_bytes=deps.settings.cache_max_bytes,
+            max_age=deps.settings.cache_max_age,
+        )
+
+    def prefetch(self, files: dict[Role, DatasetRef], progress: Progress | None = None) -> None:
+        """Start parsing the files into the columnar cache as their samples read them, while
+        the agent inspects them: the validation then finds their columns ready or under way."""
+        for ref in files.values():
+            fetch = partial(self.deps.blobs.local_copy, ref.digest)
+            try:
+                layout = self.deps.samples.sample(ref.digest, ref.name, fetch).layout
+            except ReconbotError:  # the agent's inspection reports it, in its words
+                continue
+            reading = Reading(layout.encoding, layout.delimiter, layout.header_line + 1)
+            rows = progress.rows_read if progress is not None else None
+            self.cache.prefetch(ref.name, reading, fetch, digest=ref.digest, progress=rows)
 
     def context(
         self,
@@ -69,11 +89,7 @@ class AgentTurns:
             blobs=self.deps.blobs,
             policy=self.deps.settings.policy,
             workdir=workdir,
-            cache=ColumnCache(
-                workdir / "columns",
-                max_bytes=self.deps.settings.cache_max_bytes,
-                max_age=self.deps.settings.cache_max_age,
-            ),
+            cache=self.cache,
             samples=self.deps.samples,
             on_rows=progress.rows_read if progress is not None else None,
             on_tool_executed=executed,
@@ -118,6 +134,7 @@ class AgentTurns:
     ) -> ApprovalRequest:
         """A turn that inspects and validates `revision` and ends on a request (`edits`: the
         edits of the reading it validates, who made them and what they changed)."""
+        self.prefetch(revision.files, progress)
         context = self.context(investigation.id, revision, phase, progress)
         context.answers = answers
         self.invoke(context, prompt)
