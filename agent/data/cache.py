@@ -22,6 +22,7 @@ import hashlib
 import json
 import logging
 import os
+import shutil
 import threading
 import time
 from collections import OrderedDict
@@ -229,7 +230,10 @@ class ColumnCache:
         for leftover in self.folder.glob(".*"):  # partial files of processes that died
             try:
                 if now - leftover.stat().st_mtime > self.max_age.total_seconds():
-                    leftover.unlink(missing_ok=True)
+                    if leftover.is_dir():
+                        shutil.rmtree(leftover, ignore_errors=True)
+                    else:
+                        leftover.unlink(missing_ok=True)
             except OSError:
                 continue
         if removed:

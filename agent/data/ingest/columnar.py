@@ -87,7 +87,7 @@ def build_columns(
     size = max(1, path.stat().st_size)
     partial = target.with_name(f".{target.name}.{threading.get_ident()}.part")
     with (
-        tempfile.TemporaryDirectory(dir=scratch) as folder,
+        tempfile.TemporaryDirectory(prefix=".scratch-", dir=scratch) as folder,
         ThreadPoolExecutor(max_workers=2, thread_name_prefix="columns") as helpers,
     ):
         digest = helpers.submit(file_digest, path)

@@ -237,3 +237,23 @@ def test_an_edit_revalidates_only_the_file_whose_reading_changed(
     assert validated == []  # back to the first reading: every report is remembered
     assert json.loads(next((tmp_path / "cache" / "validations").glob("*.json")).read_text())
     assert first.ok
+
+
+def test_leftovers_of_a_process_that_died_mid_parse_are_removed_once_stale(
+    demo: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "cache"
+    scratch = folder / ".scratch-abc"
+    scratch.mkdir(parents=True)
+    (scratch / "orders.csv.data.csv").write_text("x")
+    partial = folder / ".build-1-2.parquet"
+    partial.write_text("x")
+    fresh = folder / ".build-3-4.parquet"
+    fresh.write_text("x")
+    old = time.time() - timedelta(days=3).total_seconds()
+    for stale in (scratch, partial):
+        os.utime(stale, (old, old))
+    cache_in(folder).evict()
+    assert not scratch.exists()
+    assert not partial.exists()
+    assert fresh.exists()  # perhaps another process's parse under way
