@@ -108,7 +108,7 @@ def _check_kinds(
     known = sql_words([*kinds.capture, *kinds.refund, *kinds.ignore])
     skipped = sql_words([*Policy().failed_payment_statuses, *kinds.ignore])
     rows = con.execute(
-        f"SELECT coalesce(row_kind, ''), count(*), list(rowid + 1 ORDER BY rowid)[1:3] "
+        f"SELECT coalesce(row_kind, ''), count(*), min(rowid + 1, 3) "
         f"FROM {table_name(Role.PAYMENTS)} "
         f"WHERE (row_kind IS NULL OR row_kind NOT IN {known}) "
         f"AND coalesce(payment_status NOT IN {skipped}, true) "
@@ -163,7 +163,8 @@ def _unreadable(
     filled, bad = f"({filled}) AND {keep}", f"({bad}) AND {keep}"
     row = con.execute(
         f"SELECT count(*) FILTER (WHERE {filled}), count(*) FILTER (WHERE {bad}), "
-        f"list(rowid + 1 ORDER BY rowid) FILTER (WHERE {bad})[1:5] FROM {table}"
+        # The first rows only (`min(x, n)`): never a list of every bad row of a large file.
+        f"min(rowid + 1, 5) FILTER (WHERE {bad}) FROM {table}"
     ).fetchone()
     assert row is not None
     return FieldCheck(file_name, field_name, column, int(row[0]), int(row[1]), list(row[2] or []))
