@@ -116,6 +116,38 @@ def test_reject_exits_3_and_edit_makes_a_new_request(folder: Path) -> None:
     }
 
 
+def test_the_terminal_reads_files_over_the_upload_limit_and_shows_rows_read(
+    tmp_path: Path,
+) -> None:
+    made = reconbot("demo-data", "--rows", "10000", "--out", "big", cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    assert (tmp_path / "big" / "orders.csv").stat().st_size > 1 << 20
+    limit = {"RECONBOT_MAX_UPLOAD_MB": "1"}  # Slack's upload limit: not for a local file
+    run = reconbot(
+        "investigate",
+        "big/orders.csv",
+        "big/payments.csv",
+        "--json",
+        cwd=tmp_path,
+        stdin="approve\n",
+        env=limit,
+    )
+    assert run.returncode == 0, run.stderr
+    _, outcome = documents(run.stdout)
+    assert (
+        outcome["counts"] == json.loads((tmp_path / "big" / "truth.json").read_text())["findings"]
+    )
+    read = re.findall(r"^(orders|payments)\.csv: ([\d,]+) rows read \(100%\)$", run.stderr, re.M)
+    rows = {name: int(count.replace(",", "")) for name, count in read}
+    lines = {
+        name: sum(1 for _ in (tmp_path / "big" / f"{name}.csv").open("rb")) - 1
+        for name in ("orders", "payments")
+    }
+    assert rows == lines
+    inspected = reconbot("inspect", "big/orders.csv", "big/payments.csv", cwd=tmp_path, env=limit)
+    assert inspected.returncode == 0, inspected.stderr
+
+
 def test_audit_verify_detects_a_row_changed_behind_its_back(folder: Path) -> None:
     ok = reconbot("audit", "verify", cwd=folder)
     assert ok.returncode == 0, ok.stderr
