@@ -21,6 +21,7 @@ from slack_sdk.http_retry.builtin_handlers import (
 )
 from strands.models import Model
 
+from agent.data.cache import SampleCache
 from agent.data.policy import Policy, load_policy
 from agent.dependencies import Dependencies, SystemClock, WorkflowSettings
 from agent.domain import ApproverPolicy
@@ -151,6 +152,9 @@ def build_runtime(
             model=model or build_model(settings, check=check_model),
             clock=SystemClock(),
             settings=workflow_settings(settings, policy),
+            samples=SampleCache(
+                folder=settings.work_dir / "columns" / "heads", max_age=settings.cache_max_age
+            ),
         )
     )
     if recover:

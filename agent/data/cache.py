@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 from datetime import timedelta
 from pathlib import Path
 
-from agent.data.ingest import CsvLayout, CsvSample, inspect_csv, layout_from_options
+from agent.data.ingest import HEAD_BYTES, CsvLayout, CsvSample, inspect_head, layout_from_options
 from agent.data.ingest.columnar import Columns, RowProgress, build_columns
 from agent.data.mapping import Proposal, infer_mapping
 from agent.data.schema import Role
@@ -249,15 +249,21 @@ def _named(columns: Columns, file_name: str) -> Columns:
 
 
 class SampleCache:
-    """Files' head samples by digest, in this process's memory, the few most recent.
+    """Files' head samples by digest, in this process's memory, the few most recent; with a
+    `folder`, each file's head bytes also on disk, for every process of the machine.
 
     Inspecting a file (reading its head, deciding its layout, parsing its first records) is
     done at the upload, again by the agent's inspection and by each validation: with this it is
-    done once per file and process, and a sampled file is not fetched again.
+    done once per file and process, and a file whose head is kept is never fetched again for
+    it (another worker inspects it from the head on disk, not from an S3 download).
     """
 
-    def __init__(self, size: int = 8) -> None:
+    def __init__(
+        self, size: int = 8, *, folder: Path | None = None, max_age: timedelta = timedelta(days=2)
+    ) -> None:
         self.size = size
+        self.folder = folder
+        self.max_age = max_age
         self._samples: OrderedDict[str, CsvSample] = OrderedDict()
         self._proposals: OrderedDict[str, Proposal] = OrderedDict()
         self._lock = threading.Lock()
@@ -295,8 +301,8 @@ class SampleCache:
             if found is not None:
                 self._samples.move_to_end(digest)
         if found is None:
-            with fetch() as path:
-                found = inspect_csv(path, file_name)
+            head, size = self._head(digest, fetch)
+            found = inspect_head(head, size, file_name)
             with self._lock:
                 self._samples[digest] = found
                 while len(self._samples) > self.size:
@@ -304,3 +310,38 @@ class SampleCache:
         if found.layout.file_name == file_name:
             return found
         return replace(found, layout=replace(found.layout, file_name=file_name))
+
+    def _head(self, digest: str, fetch: Fetch) -> tuple[bytes, int]:
+        """The file's first `HEAD_BYTES` and its size: kept on disk, or read and kept."""
+        hexdigest = digest.removeprefix("sha256:")
+        if self.folder is not None:
+            for kept in self.folder.glob(f"{hexdigest}-*.head"):
+                try:
+                    size = int(kept.stem.rsplit("-", 1)[1])
+                    head = kept.read_bytes()
+                    now = time.time()
+                    os.utime(kept, (now, now))
+                    return head, size
+                except (OSError, ValueError):
+                    break
+        with fetch() as path, path.open("rb") as handle:
+            head = handle.read(HEAD_BYTES)
+            size = os.fstat(handle.fileno()).st_size
+        if self.folder is not None:
+            self._keep(hexdigest, head, size)
+        return head, size
+
+    def _keep(self, hexdigest: str, head: bytes, size: int) -> None:
+        """Write a head for other processes (a failure only costs a fetch later)."""
+        assert self.folder is not None
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            partial = self.folder / f".{hexdigest}.{os.getpid()}.{threading.get_ident()}"
+            partial.write_bytes(head)
+            partial.replace(self.folder / f"{hexdigest}-{size}.head")
+            limit = time.time() - self.max_age.total_seconds()
+            for kept in self.folder.glob("*.head"):
+                if kept.stat().st_mtime < limit:
+                    kept.unlink(missing_ok=True)
+        except OSError:
+            logger.warning("folder=<%s> | a file's head was not kept", self.folder)

@@ -30,6 +30,7 @@ from agent.data.ingest.detect import (
     SAMPLE_ROWS,
     SNIFF_RECORDS,
     inspect_csv,
+    inspect_head,
 )
 from agent.data.ingest.diagnosis import diagnose
 from agent.data.ingest.digest import file_digest
@@ -60,6 +61,7 @@ __all__ = [
     "fallback_to_cp1252",
     "file_digest",
     "inspect_csv",
+    "inspect_head",
     "layout_from_options",
     "load_columns",
     "read_csv_sql",

@@ -55,6 +55,13 @@ def inspect_csv(path: Path, file_name: str, *, max_bytes: int | None = None) -> 
         )
     with path.open("rb") as handle:
         head = handle.read(HEAD_BYTES)
+    return inspect_head(head, size, file_name)
+
+
+def inspect_head(head: bytes, size: int, file_name: str) -> CsvSample:
+    """`inspect_csv` of a file of `size` bytes whose first bytes are `head` (up to
+    `HEAD_BYTES`): the head alone decides the layout and gives the sample."""
+    head = head[:HEAD_BYTES]
     complete = len(head) == size
     if not head.strip():
         raise EmptyFileError("the file is empty", file_name=file_name)

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 import agent.data.reconcile.run as run_module
-from agent.data.cache import ColumnCache, Reading
+from agent.data.cache import ColumnCache, Reading, SampleCache
 from agent.data.demo import generate
 from agent.data.ingest import columnar, inspect_csv
 from agent.data.mapping import infer_mapping
@@ -257,3 +257,20 @@ def test_leftovers_of_a_process_that_died_mid_parse_are_removed_once_stale(
     assert not scratch.exists()
     assert not partial.exists()
     assert fresh.exists()  # perhaps another process's parse under way
+
+
+def test_another_process_inspects_a_file_from_its_kept_head_without_fetching_it(
+    demo: Path, tmp_path: Path
+) -> None:
+    orders = demo / "orders.csv"
+    first = SampleCache(folder=tmp_path / "heads")
+    sample = first.sample(sha(orders), "orders.csv", lambda: nullcontext(orders))
+    assert sample == inspect_csv(orders, "orders.csv")
+    assert first.sample(sha(orders), "orders.csv", never) == sample  # this process remembers
+    another = SampleCache(folder=tmp_path / "heads")  # a worker that never saw the file
+    again = another.sample(sha(orders), "Orders (2).csv", never)
+    assert again.rows == sample.rows
+    assert again.complete == sample.complete
+    assert again.layout.file_name == "Orders (2).csv"
+    proposal = another.proposal((again, again), (sha(orders), sha(orders)))
+    assert another.proposal((again, again), (sha(orders), sha(orders))) is proposal
