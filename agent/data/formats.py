@@ -7,7 +7,9 @@ are not re-guessed one by one: they are counted as unreadable and reported with 
 
 from __future__ import annotations
 
+import functools
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -44,6 +46,8 @@ _NUMBER_FORMATS = [
 _REMOVE_CLASS = f"()\\s\u00a0\u202f{CURRENCY_SYMBOLS}+\\-\u2212"
 _REMOVE = re.compile(f"[{_REMOVE_CLASS}]")
 _CODE = re.compile(r"^[A-Za-z]{3}|[A-Za-z]{3}$")
+# Any character no number format reads (after `_core`): such a text fits no format.
+_NOT_NUMBER = re.compile(r"[^\d.,']")
 
 
 def _number_pattern(fmt: NumberFormat) -> re.Pattern[str]:
@@ -84,19 +88,28 @@ def detect_number_format(
     """The number format that reads most of `values`, and the share of values it reads.
 
     Ambiguous values such as `1,250` fit two formats; the other values of the column decide, and
-    a semicolon-delimited file (where a decimal comma is usual) breaks a remaining tie.
+    a semicolon-delimited file (where a decimal comma is usual) breaks a remaining tie. Each
+    distinct value is cleaned and tried once, counted as often as it occurs.
     """
-    cleaned = [_core(v)[0] for v in values[:PROFILE_VALUES] if v.strip()]
-    if not cleaned:
+    counts = Counter(values[:PROFILE_VALUES])
+    cleaned: Counter[str] = Counter()
+    for value, count in counts.items():
+        if value.strip():
+            cleaned[_core(value)[0]] += count
+    total = cleaned.total()
+    if not total:
         return None, 0.0
+    # A text holding anything but digits and separators fits no format: try only the others.
+    candidates = [(t, n) for t, n in cleaned.items() if t and not _NOT_NUMBER.search(t)]
     order = sorted(_NUMBER_FORMATS, key=lambda f: f.decimal != "," if prefer_decimal_comma else 0)
     best: NumberFormat | None = None
     best_hits = 0
     for fmt in order:
-        hits = sum(1 for text in cleaned if _PATTERNS[fmt].match(text))
+        match = _PATTERNS[fmt].match
+        hits = sum(n for text, n in candidates if match(text))
         if hits > best_hits:
             best, best_hits = fmt, hits
-    return best, best_hits / len(cleaned)
+    return best, best_hits / total
 
 
 def parse_number(value: str, fmt: NumberFormat) -> Decimal | None:
@@ -116,9 +129,10 @@ def parse_number(value: str, fmt: NumberFormat) -> Decimal | None:
 def decimals_used(values: Iterable[str], fmt: NumberFormat) -> int:
     """The largest number of digits after the decimal separator among `values`."""
     most = 0
-    for value in values:
+    pattern = _PATTERNS[fmt]
+    for value in set(values):  # each distinct value once: the largest is the same
         text, _ = _core(value)
-        if fmt.decimal in text and _PATTERNS[fmt].match(text):
+        if fmt.decimal in text and pattern.match(text):
             most = max(most, len(text) - text.rindex(fmt.decimal) - 1)
     return most
 
@@ -216,9 +230,48 @@ def timestamp_hits(pattern: str, values: Sequence[str]) -> int:
     return _hits(pattern, values)
 
 
+# Each strptime directive of the known patterns as a regular expression that accepts at least
+# every text strptime accepts for it (`_strptime.TimeRE`, read case-insensitively): a value
+# this shape rejects cannot read, so strptime is only tried on the values it accepts.
+_SHAPE_DIRECTIVES = {
+    "Y": r"\d{4}",
+    "y": r"\d\d",
+    "m": r" ?\d\d?",
+    "d": r" ?\d\d?",
+    "H": r" ?\d\d?",
+    "M": r" ?\d\d?",
+    "S": r" ?\d\d?",
+    "f": r"\d{1,6}",
+    "z": r"(?:[+-]\d\d:?\d\d(?::?\d\d(?:\.\d{1,6})?)?|z)",
+    "%": "%",
+}
+_SHAPE_PART = re.compile(r"%(.)|(\s+)|(.)", re.DOTALL)
+
+
+@functools.lru_cache(maxsize=256)
+def _shape(pattern: str) -> re.Pattern[str] | None:
+    """A regex every value that reads under `pattern` fully matches (None: not known, try all)."""
+    parts: list[str] = []
+    for directive, space, literal in _SHAPE_PART.findall(pattern):
+        if directive:
+            if directive not in _SHAPE_DIRECTIVES:
+                return None
+            parts.append(_SHAPE_DIRECTIVES[directive])
+        elif space:
+            parts.append(r"\s+")
+        elif literal == "%":
+            return None  # a stray % at the end: strptime says what it makes of it
+        else:
+            parts.append(re.escape(literal))
+    return re.compile("".join(parts), re.IGNORECASE)
+
+
 def _hits(pattern: str, values: Sequence[str]) -> int:
+    shape = _shape(pattern)
     hits = 0
     for value in values:
+        if shape is not None and not shape.fullmatch(value):
+            continue
         try:
             datetime.strptime(value, pattern)
         except ValueError:
@@ -235,8 +288,9 @@ def detect_timestamp_format(values: Sequence[str]) -> tuple[str | None, float, b
     if not sample or sum(1 for v in sample[:50] if _DATE_START.match(v)) < len(sample[:50]) / 2:
         return None, 0.0, False
     probe = sample[:50]
-    ranked = sorted(TIMESTAMP_FORMATS, key=lambda p: -_hits(p, probe))
-    top = [p for p in ranked[:4] if _hits(p, probe)]
+    probe_hits = {p: _hits(p, probe) for p in TIMESTAMP_FORMATS}
+    ranked = sorted(TIMESTAMP_FORMATS, key=lambda p: -probe_hits[p])
+    top = [p for p in ranked[:4] if probe_hits[p]]
     if not top:
         return None, 0.0, False
     scores = {p: _hits(p, sample) for p in top}

@@ -20,9 +20,10 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from itertools import islice
 
 from agent.data.currency import CURRENCY_SYMBOLS, is_currency_code
 from agent.data.formats import (
@@ -59,10 +60,37 @@ def normalize_key(value: str) -> str:
     return trimmed[1:].lstrip() if trimmed.startswith("#") else trimmed
 
 
+def normalize_keys(values: Iterable[str]) -> list[str]:
+    """`normalize_key` of each of `values`, in order (the same rule, without a call per value)."""
+    return [t[1:].lstrip() if t[:1] == "#" else t for t in map(str.strip, values)]
+
+
 def reference_tokens(value: str) -> list[str]:
-    """The order ids a payment reference names (`#1042`, ` 1042 `, `#1042, #1043`, `Order 7`)."""
-    tokens = (normalize_key(token) for token in REF_SPLIT.split(value))
+    """The order ids a payment reference names (`#1042`, ` 1042 `, `#1042, #1043`, `Order 7`).
+
+    The parts between separators, each read as `normalize_key` reads an id (a part holds no
+    space, so only a leading `#` goes), the ones holding a digit, each once.
+    """
+    parts = REF_SPLIT.split(value)
+    if len(parts) == 1:  # no separator: the value is its only part
+        token = value[1:] if value[:1] == "#" else value
+        return [token] if _HAS_DIGIT.search(token) else []
+    tokens = (part[1:] if part[:1] == "#" else part for part in parts)
     return list(dict.fromkeys(t for t in tokens if _HAS_DIGIT.search(t)))
+
+
+def references_of(values: Iterable[str]) -> dict[str, list[str]]:
+    """`reference_tokens` of each distinct value of `values` (a column read once, in bulk)."""
+    split, digit = REF_SPLIT.split, _HAS_DIGIT.search
+    found: dict[str, list[str]] = {}
+    for value in set(values):
+        parts = split(value)
+        if len(parts) == 1:  # as in `reference_tokens`, without a call per value
+            token = value[1:] if value[:1] == "#" else value
+            found[value] = [token] if digit(token) else []
+        else:
+            found[value] = reference_tokens(value)
+    return found
 
 
 @dataclass(frozen=True)
@@ -122,45 +150,59 @@ def profile_depths(columns: list[str], named: Collection[str] = ()) -> dict[str,
     return {c: first_depth if c in named else rest_depth for c in columns}
 
 
-def profile_sample(sample: CsvSample, named: Collection[str] = ()) -> list[ColumnProfile]:
+def profile_sample(
+    sample: CsvSample,
+    named: Collection[str] = (),
+    by_column: Sequence[Sequence[str]] | None = None,
+) -> list[ColumnProfile]:
     """A profile per column of the sampled file, in header order.
 
     `named` are the columns whose header names a field: a file too wide for every column to be
-    read to `PROFILE_VALUES` reads them deepest (see `profile_depths`).
+    read to `PROFILE_VALUES` reads them deepest (see `profile_depths`). `by_column` are the
+    sampled values of each column, in header order, when the caller has read them already.
     """
     prefer_comma = sample.layout.delimiter == ";"
-    columns = list(sample.layout.columns)
-    depths = profile_depths(columns, named)
-    by_column = zip(*sample.rows, strict=True) if sample.rows else ((),) * len(columns)
+    names = list(sample.layout.columns)
+    depths = profile_depths(names, named)
+    if by_column is None:
+        by_column = transpose(sample)
     return [
         _profile(name, values, depth=depths[name], prefer_decimal_comma=prefer_comma)
-        for name, values in zip(columns, by_column, strict=True)
+        for name, values in zip(names, by_column, strict=True)
     ]
 
 
 def _profile(
     name: str, values: Sequence[str], *, depth: int, prefer_decimal_comma: bool
 ) -> ColumnProfile:
-    filled = [v for v in values if v.strip()]
-    head = filled[:depth]
+    # Filled and distinct counts from the distinct values: the column is read once, in bulk.
+    distinct_values = set(values)
+    blanks = [v for v in distinct_values if not v.strip()]
+    filled_count = len(values) - sum(values.count(blank) for blank in blanks)
+    distinct = len(distinct_values) - len(blanks)
+    filled: Iterable[str] = (v for v in values if v.strip()) if blanks else values
+    head = list(islice(filled, depth))
     fmt, numeric_share = detect_number_format(head, prefer_decimal_comma=prefer_decimal_comma)
     decimals = decimals_used(head, fmt) if fmt else 0
     pattern, ts_share, guessed = detect_timestamp_format(head) if head else (None, 0.0, False)
+    # The first three distinct filled values (fewer when the column has fewer).
     samples: list[str] = []
-    for value in filled:
-        if value not in samples:
-            samples.append(value)
-        if len(samples) == 3:
-            break
+    wanted = min(3, distinct)
+    if wanted:
+        for value in values:
+            if value not in samples and value.strip():
+                samples.append(value)
+                if len(samples) == wanted:
+                    break
     # Each test once per distinct value, counted as often as the value occurs.
     counts = Counter(head)
-    tokens = {value: len(reference_tokens(value)) for value in counts}
+    tokens = {value: len(found) for value, found in references_of(counts).items()}
 
     return ColumnProfile(
         name=name,
-        filled=len(filled),
+        filled=filled_count,
         sampled=len(values),
-        distinct=len(set(filled)),
+        distinct=distinct,
         samples=tuple(samples),
         number_format=fmt,
         numeric_share=numeric_share,
@@ -174,7 +216,7 @@ def _profile(
         id_like_share=_share(counts, _is_id_like),
         multi_reference_share=_share(counts, lambda v: tokens[v] > 1),
         reference_share=_share(counts, lambda v: tokens[v] > 0),
-        currency_mark=_currency_mark(head) if fmt is not None else None,
+        currency_mark=_currency_mark(counts) if fmt is not None else None,
         profiled=len(head),
     )
 
@@ -188,24 +230,25 @@ def _boolean_share(counts: Counter[str]) -> float:
     return _share(counts, lambda v: v.strip().lower() in _BOOLEAN) if words <= _BOOLEAN else 0.0
 
 
-def _currency_mark(values: list[str]) -> str | None:
+def _currency_mark(counts: Counter[str]) -> str | None:
     """The one currency symbol or ISO code that (nearly) every value is written with, if any.
 
     `€89.90`, `-$2.55`, `12,50 €` and `EUR 12.50` carry a mark; a file without a currency column
-    can still say its currency this way.
+    can still say its currency this way. `counts` holds each distinct value and its count.
     """
-    marks: list[str] = []
-    for value in values:
+    marks: Counter[str] = Counter()
+    for value, count in counts.items():
         symbol = _SYMBOL.search(value)
         if symbol:
-            marks.append(symbol.group())
+            marks[symbol.group()] += count
             continue
         code = _EDGE_CODE.search(value)
         if code and is_currency_code(code.group(1) or code.group(2)):
-            marks.append((code.group(1) or code.group(2)).upper())
-    if not values or len(marks) < MARK_SHARE * len(values) or len(set(marks)) != 1:
+            marks[(code.group(1) or code.group(2)).upper()] += count
+    total = counts.total()
+    if not total or marks.total() < MARK_SHARE * total or len(marks) != 1:
         return None
-    return marks[0]
+    return next(iter(marks))
 
 
 def _is_id_like(value: str) -> bool:
@@ -267,30 +310,52 @@ def fold(value: str) -> str:
     return " ".join(re.sub(r"[^a-z0-9]+", " ", text).split())
 
 
+def transpose(sample: CsvSample) -> list[Sequence[str]]:
+    """The sampled values of every column, in header order (each column in row order)."""
+    columns, rows = sample.layout.columns, sample.rows
+    return list(zip(*rows, strict=True) if rows else ((),) * len(columns))
+
+
 def column_values(sample: CsvSample, column: str) -> list[str]:
     """The sampled values of `column`, in row order."""
     index = sample.layout.columns.index(column)
     return [row[index] for row in sample.rows]
 
 
-def success_rows(statuses: list[str]) -> list[int] | None:
+def success_rows(statuses: Sequence[str]) -> list[int] | None:
     """The rows whose status says the money moved, or None when no status word says so.
 
     Used to compare amount columns where they matter: on a failed attempt the amount captured
-    is zero while the amount requested is not, and that difference says nothing.
+    is zero while the amount requested is not, and that difference says nothing. Each distinct
+    status is read once.
     """
-    rows = [i for i, status in enumerate(statuses) if fold(status) in SUCCESS_WORDS]
+    moved = {status: fold(status) in SUCCESS_WORDS for status in set(statuses)}
+    rows = [i for i, status in enumerate(statuses) if moved[status]]
     return rows or None
 
 
-def read_amounts(values: list[str], fmt: NumberFormat | None) -> list[Decimal | None]:
-    """Each value as an exact number under `fmt` (None for an empty or unreadable value)."""
+def read_amounts(values: Sequence[str], fmt: NumberFormat | None) -> list[Decimal | None]:
+    """Each value as an exact number under `fmt` (None for an empty or unreadable value).
+
+    Each distinct value is read once. Plain ASCII digits (with one decimal point under a format
+    whose decimal mark is the point) fit every format as they are, so they skip the cleaning
+    `parse_number` does and read the same.
+    """
     if fmt is None:
         return [None] * len(values)
-    return [parse_number(v, fmt) if v.strip() else None for v in values]
+    point = fmt.decimal == "."
+    read: dict[str, Decimal | None] = {}
+    for value in set(values):
+        if value.isascii() and (
+            value.isdigit() or (point and value[-1:] != "." and value.replace(".", "", 1).isdigit())
+        ):
+            read[value] = Decimal(value)
+        else:
+            read[value] = parse_number(value, fmt) if value.strip() else None
+    return list(map(read.__getitem__, values))
 
 
-def same_partition(first: list[str], second: list[str]) -> bool:
+def same_partition(first: Sequence[str], second: Sequence[str]) -> bool:
     """Whether two id columns group the rows alike: their values correspond one to one.
 
     Two such columns (a transaction id and a payment id, say) tell the same rows apart, so it

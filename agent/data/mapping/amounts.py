@@ -11,11 +11,11 @@ from __future__ import annotations
 import statistics
 
 from agent.data.currency import CURRENCY_EXPONENTS
-from agent.data.formats import NumberFormat, parse_number
-from agent.data.ingest import CsvSample
+from agent.data.formats import NumberFormat
+from agent.data.mapping.columns import SampleColumns
 from agent.data.mapping.headers import normalize_header
 from agent.data.mapping.proposal import DatasetProposal
-from agent.data.profile import ColumnProfile, normalize_key, reference_tokens
+from agent.data.profile import ColumnProfile
 from agent.data.schema import SCHEMA, AmountReading, Role
 from agent.errors import MappingError
 
@@ -109,12 +109,13 @@ def _answered_parts(parts: dict[str, str]) -> dict[str, str]:
 
 def decide_units(
     datasets: dict[Role, DatasetProposal],
-    samples: dict[Role, CsvSample],
+    samples: dict[Role, SampleColumns],
     answers: dict[Role, dict[str, str]],
 ) -> None:
     """Decide major or minor units where values alone cannot: compare matched amounts.
 
-    A unit a person answered stays as answered.
+    `samples` are the two sampled files, read by column. A unit a person answered stays as
+    answered.
     """
     orders, payments = datasets[Role.ORDERS], datasets[Role.PAYMENTS]
     pairs = _matched_amounts(orders, payments, samples)
@@ -157,7 +158,7 @@ def decide_units(
 
 
 def _matched_amounts(
-    orders: DatasetProposal, payments: DatasetProposal, samples: dict[Role, CsvSample]
+    orders: DatasetProposal, payments: DatasetProposal, samples: dict[Role, SampleColumns]
 ) -> list[tuple[float, float, int]]:
     """(order amount, payment amount, currency exponent) for sampled rows that match by key."""
     columns = {
@@ -174,23 +175,22 @@ def _matched_amounts(
     o_fmt = NumberFormat(o_reading.decimal, o_reading.thousands)
     p_fmt = NumberFormat(p_reading.decimal, p_reading.thousands)
     o_sample, p_sample = samples[Role.ORDERS], samples[Role.PAYMENTS]
-    index = {
-        name: o_sample.layout.columns.index(col)
-        for name, col in columns.items()
-        if name in ("key", "amount", "ccy") and col
-    }
+    totals = o_sample.amounts(str(columns["amount"]), o_fmt)
+    currencies = o_sample.values(str(columns["ccy"]))
+    exponents = {v: CURRENCY_EXPONENTS.get(v.strip().upper()) for v in set(currencies)}
     by_key: dict[str, tuple[float, int]] = {}
-    for row in o_sample.rows:
-        total = parse_number(row[index["amount"]], o_fmt)
-        exponent = CURRENCY_EXPONENTS.get(row[index["ccy"]].strip().upper())
-        if total is not None and total != 0 and exponent is not None:
-            by_key.setdefault(normalize_key(row[index["key"]]), (float(total), exponent))
-    ref_at = p_sample.layout.columns.index(str(columns["ref"]))
-    paid_at = p_sample.layout.columns.index(str(columns["paid"]))
+    for key, total, currency in zip(
+        o_sample.keys(str(columns["key"])), totals, currencies, strict=True
+    ):
+        exponent = exponents[currency]
+        if total is not None and total != 0 and exponent is not None and key not in by_key:
+            by_key[key] = (float(total), exponent)
+    references = p_sample.values(str(columns["ref"]))
+    named = p_sample.tokens(str(columns["ref"]))
+    amounts = p_sample.amounts(str(columns["paid"]), p_fmt)
     pairs = []
-    for row in p_sample.rows:
-        tokens = reference_tokens(row[ref_at])
-        paid = parse_number(row[paid_at], p_fmt)
+    for reference, paid in zip(references, amounts, strict=True):
+        tokens = named[reference]
         if len(tokens) == 1 and tokens[0] in by_key and paid:
             order_total, exponent = by_key[tokens[0]]
             pairs.append((order_total, float(paid), exponent))

@@ -28,6 +28,7 @@ import time
 from collections.abc import Collection
 
 from agent.data.ingest import SAMPLE_ROWS, CsvSample
+from agent.data.mapping.columns import SampleColumns
 from agent.data.mapping.headers import header_score
 from agent.data.profile import ColumnProfile, profile_sample
 from agent.data.schema import SCHEMA
@@ -78,6 +79,10 @@ def named_columns(columns: Collection[str]) -> set[str]:
     return {name for name in columns if any(header_score(spec, name) > 0 for spec in specs)}
 
 
-def profiles_of(sample: CsvSample) -> list[ColumnProfile]:
-    """The profiles of a sampled file, its named columns read deepest when it is wide."""
-    return profile_sample(sample, named_columns(sample.layout.columns))
+def profiles_of(sample: CsvSample, columns: SampleColumns | None = None) -> list[ColumnProfile]:
+    """The profiles of a sampled file, its named columns read deepest when it is wide.
+
+    `columns` is the file already read by column, when inference has it.
+    """
+    by_column = columns.by_column() if columns is not None else None
+    return profile_sample(sample, named_columns(sample.layout.columns), by_column)

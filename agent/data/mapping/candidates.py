@@ -13,12 +13,13 @@ side are compared, each distinct value once, the first `OVERLAP_VALUES` of them 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from agent.data.ingest import CsvSample
 from agent.data.mapping.bounds import COMPARED_CANDIDATES, OVERLAP_VALUES, Budget
+from agent.data.mapping.columns import SampleColumns
 from agent.data.mapping.headers import header_score
-from agent.data.profile import ColumnProfile, column_values, normalize_key, reference_tokens
+from agent.data.profile import ColumnProfile, normalize_keys, reference_tokens
 from agent.data.schema import FieldSpec, Role
 
 MIN_SCORE = 0.5
@@ -113,9 +114,11 @@ def score_columns(spec: FieldSpec, profiles: list[ColumnProfile]) -> list[Scored
 
 
 def apply_key_overlap(
-    scored: dict[Role, FieldCandidates], samples: dict[Role, CsvSample], budget: Budget
+    scored: dict[Role, FieldCandidates], columns: dict[Role, SampleColumns], budget: Budget
 ) -> None:
     """Raise key candidates whose values meet across the files; lower those that never do.
+
+    `columns` are the two sampled files, read by column.
 
     The best `COMPARED_CANDIDATES` of each side are compared (the others keep their scores).
     Each distinct reference is read once and counted as often as it occurs; the compared
@@ -126,14 +129,12 @@ def apply_key_overlap(
     refs = scored[Role.PAYMENTS]["order_id"][:COMPARED_CANDIDATES]
     if not order_keys or not refs:
         return
-    orders, payments = samples[Role.ORDERS], samples[Role.PAYMENTS]
-    key_sets = {
-        c.column: {normalize_key(v) for v in set(column_values(orders, c.column))}
-        for c in order_keys
-    }
+    orders, payments = columns[Role.ORDERS], columns[Role.PAYMENTS]
+    key_sets = {c.column: set(normalize_keys(set(orders.values(c.column)))) for c in order_keys}
     per_column = OVERLAP_VALUES // len(refs)
     references = {
-        c.column: _References.of(column_values(payments, c.column), per_column) for c in refs
+        c.column: _References.of(payments.values(c.column), per_column, payments.tokens(c.column))
+        for c in refs
     }
     overlap: dict[tuple[str, str], float] = {}
     for key_column, keys in key_sets.items():
@@ -168,13 +169,18 @@ class _References:
     multi: list[tuple[list[str], int]]
 
     @classmethod
-    def of(cls, values: list[str], limit: int) -> _References:
-        """The references of `values`, the first `limit` distinct ones that name an order id."""
+    def of(
+        cls, values: Iterable[str], limit: int, known: Mapping[str, list[str]] | None = None
+    ) -> _References:
+        """The references of `values`, the first `limit` distinct ones that name an order id.
+
+        `known` holds each value's `reference_tokens` when they were read already.
+        """
         single: dict[str, int] = {}
         multi: list[tuple[list[str], int]] = []
         total = read = 0
         for value, count in Counter(values).items():
-            tokens = reference_tokens(value)
+            tokens = known[value] if known is not None else reference_tokens(value)
             if not tokens:
                 continue
             if len(tokens) == 1:
@@ -192,5 +198,5 @@ class _References:
         if not self.total:
             return 0.0
         hits = sum(map(self.single.__getitem__, keys.intersection(self.single)))
-        hits += sum(n for tokens, n in self.multi if any(t in keys for t in tokens))
+        hits += sum(n for tokens, n in self.multi if not keys.isdisjoint(tokens))
         return hits / self.total

@@ -11,7 +11,6 @@ from agent.data.currency import CURRENCY_EXPONENTS
 from agent.data.mapping.ambiguity import currency_question
 from agent.data.mapping.evidence import Evidence
 from agent.data.mapping.proposal import Clarification, DatasetProposal
-from agent.data.profile import column_values
 from agent.data.schema import Role
 
 # Currency symbols and the ISO codes they can stand for. A symbol that stands for one currency
@@ -92,7 +91,7 @@ def _currency_of_amounts(
     other_column = other.column_of("currency")
     if other_column is None:
         return None
-    seen = {v.strip().upper() for v in column_values(evidence[role.other].sample, other_column)}
+    seen = {v.strip().upper() for v in set(evidence[role.other].columns.values(other_column))}
     seen.discard("")
     if len(seen) == 1 and (code := seen.pop()) in codes:
         return code, (

@@ -13,17 +13,16 @@ says when to stop comparing.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 
 from agent.data.ingest import CsvSample
 from agent.data.mapping.bounds import COMPARED_CANDIDATES, Budget
 from agent.data.mapping.candidates import MIN_SCORE, FieldCandidates, Scored
+from agent.data.mapping.columns import SampleColumns
 from agent.data.profile import (
     ColumnProfile,
-    column_values,
-    normalize_key,
-    read_amounts,
     reference_tokens,
     same_partition,
     success_rows,
@@ -31,6 +30,7 @@ from agent.data.profile import (
 from agent.data.schema import Role
 
 _EMPTY_SHARE = 0.9
+_ZERO = Decimal(0)
 _AGREEMENT_MIN_ORDERS = 3
 
 
@@ -40,6 +40,7 @@ class Evidence:
 
     `rows` are the rows amounts are compared on: for payments the rows whose status says the
     money moved (a failed attempt captures nothing, so its amounts prove nothing), else all rows.
+    `columns` is the file read by column, each column read once.
     """
 
     sample: CsvSample
@@ -47,7 +48,7 @@ class Evidence:
     rows: list[int]
     successful: bool
     budget: Budget
-    _amounts: dict[str, list[Decimal | None]] = field(default_factory=dict, init=False, repr=False)
+    columns: SampleColumns = field(repr=False)
 
     @classmethod
     def of(
@@ -57,15 +58,22 @@ class Evidence:
         profiles: list[ColumnProfile],
         scored: FieldCandidates,
         budget: Budget,
+        columns: SampleColumns | None = None,
     ) -> Evidence:
-        """The evidence of `sample`, with the successful rows its likeliest status column names."""
+        """The evidence of `sample`, with the successful rows its likeliest status column names.
+
+        `columns` is `sample` already read by column, when inference has it.
+        """
+        columns = columns or SampleColumns(sample)
         status_field = "payment_status" if role is Role.PAYMENTS else "order_status"
         status = next((c for c in scored.get(status_field, []) if c.score >= MIN_SCORE), None)
         rows = None
         if role is Role.PAYMENTS and status is not None:
-            rows = success_rows(column_values(sample, status.column))
+            rows = success_rows(columns.values(status.column))
         everything = list(range(len(sample.rows)))
-        return cls(sample, {p.name: p for p in profiles}, rows or everything, bool(rows), budget)
+        return cls(
+            sample, {p.name: p for p in profiles}, rows or everything, bool(rows), budget, columns
+        )
 
     @property
     def where(self) -> str:
@@ -74,10 +82,7 @@ class Evidence:
 
     def amounts(self, column: str) -> list[Decimal | None]:
         """The values of an amount column, read with the number format of its profile (once)."""
-        if column not in self._amounts:
-            fmt = self.profiles[column].number_format
-            self._amounts[column] = read_amounts(column_values(self.sample, column), fmt)
-        return self._amounts[column]
+        return self.columns.amounts(column, self.profiles[column].number_format)
 
     def agree(self, first: str, second: str) -> bool:
         """Whether two amount columns hold the same number on every compared row."""
@@ -93,13 +98,11 @@ class Evidence:
 
     def interchangeable(self, first: str, second: str) -> bool:
         """Whether two id columns tell the sampled rows apart in the same way."""
-        return same_partition(column_values(self.sample, first), column_values(self.sample, second))
+        return same_partition(self.columns.values(first), self.columns.values(second))
 
     def same_orders(self, first: str, second: str) -> bool:
         """Whether two reference columns name the same orders on every sampled row."""
-        pairs = zip(
-            column_values(self.sample, first), column_values(self.sample, second), strict=True
-        )
+        pairs = zip(self.columns.values(first), self.columns.values(second), strict=True)
         return all(reference_tokens(a) == reference_tokens(b) for a, b in pairs)
 
 
@@ -121,29 +124,46 @@ def apply_amount_agreement(
     captures = scored[Role.PAYMENTS]["captured_amount"][:COMPARED_CANDIDATES]
     if not (keys and refs and totals and captures) or orders.budget.exhausted():
         return
-    order_rows: dict[str, int] = {}
-    for i, key in enumerate(column_values(orders.sample, keys[0].column)):
-        order_rows.setdefault(normalize_key(key), i)
+    # The first row of each order (its keys counted from the end, so the first row wins).
+    order_keys = orders.columns.keys(keys[0].column)
+    order_rows = dict(zip(reversed(order_keys), range(len(order_keys) - 1, -1, -1), strict=True))
     paid: dict[str, list[int]] = {}
-    references = column_values(payments.sample, refs[0].column)
+    references = payments.columns.values(refs[0].column)
+    named = payments.columns.tokens(refs[0].column)
     for i in payments.rows:
-        tokens = reference_tokens(references[i])
+        tokens = named[references[i]]
         if len(tokens) == 1 and tokens[0] in order_rows:
             paid.setdefault(tokens[0], []).append(i)
+    # Per paid order: the row of its total, and the payment rows naming it.
+    at = [order_rows[key] for key in paid]
+    payment_rows = list(paid.values())
 
-    def share(order_values: list[Decimal | None], pay_values: list[Decimal | None]) -> float:
-        compared = agreed = 0
-        for key, rows in paid.items():
-            total = order_values[order_rows[key]]
+    def paid_sums(pay_values: Sequence[Decimal | None]) -> list[Decimal | None]:
+        """Per paid order, the sum of its payments, or None when one of them does not read."""
+        sums: list[Decimal | None] = []
+        for rows in payment_rows:
+            if len(rows) == 1:  # one payment: its sum is `Decimal(0) + value`, as `sum` adds
+                value = pay_values[rows[0]]
+                sums.append(None if value is None else _ZERO + value)
+                continue
             parts = [pay_values[i] for i in rows]
-            if total is None or any(p is None for p in parts):
+            # `None in parts` is `any(p is None ...)`: a Decimal never equals None.
+            sums.append(None if None in parts else sum(parts, Decimal(0)))  # type: ignore[type-var]
+        return sums
+
+    def share(order_values: Sequence[Decimal | None], sums: list[Decimal | None]) -> float:
+        compared = agreed = 0
+        for row, paid_sum in zip(at, sums, strict=True):
+            total = order_values[row]
+            if total is None or paid_sum is None:
                 continue
             compared += 1
-            agreed += _same_money(total, sum((p for p in parts if p is not None), Decimal(0)))
+            if _same_money(total, paid_sum):
+                agreed += 1
         return agreed / compared if compared >= _AGREEMENT_MIN_ORDERS else -1.0
 
     best_total = orders.amounts(totals[0].column)
-    best_capture = payments.amounts(captures[0].column)
+    best_capture = paid_sums(payments.amounts(captures[0].column))
     measured: list[tuple[Scored, float]] = []
     for candidate in totals:
         if orders.budget.exhausted():
@@ -152,11 +172,21 @@ def apply_amount_agreement(
     for candidate in captures:
         if orders.budget.exhausted():
             return
-        measured.append((candidate, share(best_total, payments.amounts(candidate.column))))
+        sums = paid_sums(payments.amounts(candidate.column))
+        measured.append((candidate, share(best_total, sums)))
     for candidate, agreement in measured:
         candidate.agreement = agreement
 
 
 def _same_money(first: Decimal, second: Decimal) -> bool:
     """Equal amounts, also when one side is written in minor units (cents, mills)."""
-    return any(first == second * 10**k or second == first * 10**k for k in (0, 2, 3))
+    # The comparisons of `any(first == second * 10**k or second == first * 10**k for k in
+    # (0, 2, 3))`, in its order, without a generator per pair.
+    return (
+        first == second * 1
+        or second == first * 1
+        or first == second * 100
+        or second == first * 100
+        or first == second * 1000
+        or second == first * 1000
+    )

@@ -16,6 +16,7 @@ from agent.data.mapping.ambiguity import role_question
 from agent.data.mapping.amounts import decide_units
 from agent.data.mapping.bounds import Budget, profiles_of
 from agent.data.mapping.candidates import apply_key_overlap, score_columns
+from agent.data.mapping.columns import SampleColumns
 from agent.data.mapping.dataset import dataset_proposal
 from agent.data.mapping.default_currency import decide_currencies
 from agent.data.mapping.evidence import Evidence, apply_amount_agreement
@@ -44,26 +45,31 @@ def infer_mapping(
     """
     answers = answers or {}
     budget = budget or Budget()
-    profiles = [profiles_of(first), profiles_of(second)]
+    # Each file is read by column once, for every step below.
+    views = [SampleColumns(first), SampleColumns(second)]
+    profiles = [profiles_of(first, views[0]), profiles_of(second, views[1])]
     straight, crossed = role_fits(profiles[0], profiles[1])
     clarifications: list[Clarification] = []
     chosen = swap_from_answers(answers, (first.layout.file_name, second.layout.file_name))
     if crossed > straight if chosen is None else chosen:
         first, second = second, first
         profiles.reverse()
+        views.reverse()
     role_confidence = 1.0 if chosen is not None else min(1.0, abs(straight - crossed) / 0.5)
     question = role_question(first, second, (straight, crossed), chosen)
     if question is not None:
         clarifications.append(question)
     samples = {Role.ORDERS: first, Role.PAYMENTS: second}
+    columns = {Role.ORDERS: views[0], Role.PAYMENTS: views[1]}
     by_role = {Role.ORDERS: profiles[0], Role.PAYMENTS: profiles[1]}
     scored = {
         role: {spec.name: score_columns(spec, by_role[role]) for spec in SCHEMA[role]}
         for role in Role
     }
-    apply_key_overlap(scored, samples, budget)
+    apply_key_overlap(scored, columns, budget)
     evidence = {
-        role: Evidence.of(role, samples[role], by_role[role], scored[role], budget) for role in Role
+        role: Evidence.of(role, samples[role], by_role[role], scored[role], budget, columns[role])
+        for role in Role
     }
     apply_amount_agreement(scored, evidence)
     datasets: dict[Role, DatasetProposal] = {}
@@ -75,7 +81,7 @@ def infer_mapping(
         for role in Role:
             notes = [*datasets[role].notes, budget.note]
             datasets[role] = datasets[role].model_copy(update={"notes": notes})
-    decide_units(datasets, samples, answers)
+    decide_units(datasets, columns, answers)
     decide_currencies(datasets, evidence, clarifications)
     return Proposal(
         orders=datasets[Role.ORDERS],

@@ -8,6 +8,8 @@ decide. A person may name the column (`kinds_column`) and the lists (`kinds_capt
 
 from __future__ import annotations
 
+from collections import Counter
+
 from agent.data.ingest import CsvSample
 from agent.data.keys import _first_error
 from agent.data.mapping.bounds import CLOSE_CANDIDATES
@@ -55,10 +57,10 @@ def kind_by_words(value: str) -> str | None:
 def _kind_values(sample: CsvSample, column: str) -> list[str]:
     """The distinct kind values of a column (as `kind_word` reads them), most frequent first."""
     counts: dict[str, int] = {}
-    for value in column_values(sample, column):
+    for value, count in Counter(column_values(sample, column)).items():  # each value read once
         if value.strip():
             word = kind_word(value)
-            counts[word] = counts.get(word, 0) + 1
+            counts[word] = counts.get(word, 0) + count
     return sorted(counts, key=lambda w: (-counts[w], w))
 
 
@@ -74,14 +76,15 @@ def _separate_rows(sample: CsvSample, column: str, value: str, choices: list[Fie
     chosen = {c.field: c.column for c in choices if c.column}
     pay_at = columns.index(chosen["payment_id"]) if "payment_id" in chosen else None
     amount_at = columns.index(chosen["captured_amount"]) if "captured_amount" in chosen else None
+    words = {v: kind_word(v) for v in set(column_values(sample, column))}  # each value once
     others: set[str] = set()  # payment ids on rows of another kind value
     if pay_at is not None:
         others = {
             row[pay_at].strip()
             for row in sample.rows
-            if kind_word(row[at]) != value and row[pay_at].strip()
+            if words[row[at]] != value and row[pay_at].strip()
         }
-    rows = [row for row in sample.rows if kind_word(row[at]) == value]
+    rows = [row for row in sample.rows if words[row[at]] == value]
     for row in rows:
         shared = pay_at is not None and row[pay_at].strip() in others
         amount = row[amount_at].strip() if amount_at is not None else ""

@@ -1,0 +1,65 @@
+"""The sampled files as inference reads them: by column, each column and reading once.
+
+Inference reads the same columns in several steps (profiles, key overlap, amount agreement,
+major or minor units, the currency of a file without a currency column). `SampleColumns`
+keeps, for one file and one inference, each column's values, its amounts under a number format,
+its references and its keys, so no step reads a column again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from decimal import Decimal
+
+from agent.data.formats import NumberFormat
+from agent.data.ingest import CsvSample
+from agent.data.profile import normalize_keys, read_amounts, references_of, transpose
+
+
+class SampleColumns:
+    """One sampled file read by column: each column, and each reading of it, computed once.
+
+    Inference reads the same columns in several steps (profiles, key overlap, amount agreement,
+    major or minor units); one `SampleColumns` per file and inference keeps what was read for
+    those steps. It lives as long as the inference that made it: a file read again is read
+    afresh.
+    """
+
+    def __init__(self, sample: CsvSample) -> None:
+        self.sample = sample
+        self._columns: list[Sequence[str]] | None = None
+        self._amounts: dict[tuple[str, NumberFormat | None], list[Decimal | None]] = {}
+        self._tokens: dict[str, dict[str, list[str]]] = {}
+        self._keys: dict[str, list[str]] = {}
+
+    def by_column(self) -> list[Sequence[str]]:
+        """The sampled values of every column, in header order (each column in row order)."""
+        if self._columns is None:
+            self._columns = transpose(self.sample)
+        return self._columns
+
+    def values(self, column: str) -> Sequence[str]:
+        """The sampled values of `column`, in row order (as `column_values` reads them)."""
+        return self.by_column()[self.sample.layout.columns.index(column)]
+
+    def amounts(self, column: str, fmt: NumberFormat | None) -> list[Decimal | None]:
+        """The values of `column` read as numbers under `fmt` (as `read_amounts` reads them)."""
+        key = (column, fmt)
+        if key not in self._amounts:
+            self._amounts[key] = read_amounts(self.values(column), fmt)
+        return self._amounts[key]
+
+    def tokens(self, column: str) -> dict[str, list[str]]:
+        """Each distinct value of `column` -> the order ids it names (`reference_tokens`)."""
+        if column not in self._tokens:
+            self._tokens[column] = references_of(self.values(column))
+        return self._tokens[column]
+
+    def keys(self, column: str) -> list[str]:
+        """The values of `column` as order ids are compared (`normalize_key`), in row order."""
+        if column not in self._keys:
+            values = self.values(column)
+            distinct = list(set(values))
+            normal = dict(zip(distinct, normalize_keys(distinct), strict=True))
+            self._keys[column] = list(map(normal.__getitem__, values))
+        return self._keys[column]
