@@ -114,6 +114,8 @@ def test_a_failed_reconciliation_offers_a_retry_that_works(
     blob = tmp_path / "blobs" / digest[:2] / digest
     hidden = blob.with_suffix(".away")
     blob.rename(hidden)  # the storage loses the file under the bot
+    for parsed in (tmp_path / "work" / "columns").glob(f"{digest}-*.parquet"):
+        parsed.unlink()  # and the columnar cache its columns: reconciling needs the blob
 
     standin.click(BOB, request, "approve")
     wait_text(standin, upload.ts, "failed")
