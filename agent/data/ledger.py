@@ -81,7 +81,7 @@ def build_ledger_rows(con: duckdb.DuckDBPyConnection, voided_statuses: str) -> N
     """Create `ledger_rows(role, r, bucket, reason)`: one row per data row of both files.
 
     Needs the engine's tables (`order_row_kinds`, `payment_row_kinds`, `order_findings`,
-    `payments`, `refunds`, `findings`). `voided_statuses` is a SQL list of the policy's voided
+    `refunds`, `findings`). `voided_statuses` is a SQL list of the policy's voided
     words.
     """
     con.execute(
@@ -98,15 +98,17 @@ def build_ledger_rows(con: duckdb.DuckDBPyConnection, voided_statuses: str) -> N
             LEFT JOIN order_findings f ON f.r = k.r
         ),
         payments_classified AS (
+            -- A payment row is matched with the order it names (`order_r`; a repeated row
+            -- of a payment is always evidence of its finding), a refund row with the order
+            -- whose capture it returns.
             SELECT k.r, k.kind, k.reason, e.r IS NOT NULL AS evidence,
                    c.r IS NOT NULL AS clean_order
             FROM payment_row_kinds k
             LEFT JOIN payment_evidence e ON e.r = k.r
-            LEFT JOIN payments p ON p.r = k.r
-            -- A refund row is matched with the order whose capture it returns.
             LEFT JOIN refunds rf ON rf.r = k.r
             LEFT JOIN (SELECT r FROM order_findings WHERE category IS NULL) c
-                   ON c.r = coalesce(p.order_r, rf.order_r)
+                   ON c.r = CASE WHEN k.kind = 'refund' THEN rf.order_r
+                                 WHEN k.kind = 'payment' THEN k.order_r END
         )
         SELECT 'orders' AS role, r,
           CASE
@@ -141,7 +143,8 @@ def account(con: duckdb.DuckDBPyConnection, role: Role, file_name: str, records:
     `records` is the number of data records the ingest reader counted in the file.
     """
     rows = con.execute(
-        "SELECT bucket, reason, count(*), list(r + 1 ORDER BY r)[1:5] FROM ledger_rows "
+        # The first rows only (`min(x, n)`): never a list of every row of a large file.
+        "SELECT bucket, reason, count(*), min(r + 1, 5) FROM ledger_rows "
         "WHERE role = ? GROUP BY ALL",
         [role.value],
     ).fetchall()

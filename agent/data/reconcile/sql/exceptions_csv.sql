@@ -2,7 +2,9 @@
 -- `ignored`), so the file accounts for every row that did not match. Cells that come from the
 -- uploaded files are neutralised so that a spreadsheet never runs them as formulas (a leading
 -- `= + - @`, tab or carriage return gets a `'`). Ignored rows of both files at the same row
--- number: the orders row first. Then the number of lines written.
+-- number: the orders row first. An ignored row's id, currency and kind value are read from
+-- `order_row_kinds` and `payment_row_kinds`, which carry them. Then the number of lines
+-- written.
 COPY (
     SELECT category, reason,
            CASE WHEN regexp_matches(array_to_string(order_ids, '; '), '^[=+\-@\t\r]')
@@ -25,22 +27,19 @@ COPY (
                fmt_minor(actual - expected, exponent) AS difference
         FROM findings
         UNION ALL
-        SELECT 1000, l.r + 1, CASE WHEN l.role = 'orders' THEN 0 ELSE 1 END, 'ignored',
+        SELECT 1000, l.r + 1, 0, 'ignored', l.reason,
+               list_filter([k.order_id], lambda x: x IS NOT NULL), [l.r + 1], [], [],
+               k.currency_code, NULL, NULL, NULL
+        FROM ledger_rows l JOIN order_row_kinds k ON k.r = l.r
+        WHERE l.role = 'orders' AND l.bucket = 'ignored'
+        UNION ALL
+        SELECT 1000, l.r + 1, 1, 'ignored',
                CASE WHEN l.reason = 'row_kind' THEN l.reason || ':' || coalesce(k.value, '')
                     ELSE l.reason END,
-               CASE WHEN l.role = 'orders'
-                    THEN list_filter([o.order_id], lambda x: x IS NOT NULL) ELSE [] END,
-               CASE WHEN l.role = 'orders' THEN [l.r + 1] ELSE [] END,
-               CASE WHEN l.role = 'payments'
-                    THEN list_filter([p.payment_id], lambda x: x IS NOT NULL) ELSE [] END,
-               CASE WHEN l.role = 'payments' THEN [l.r + 1] ELSE [] END,
-               CASE WHEN l.role = 'orders' THEN o.currency_code ELSE p.currency_code END,
-               NULL, NULL, NULL
-        FROM ledger_rows l
-        LEFT JOIN orders_rows o ON l.role = 'orders' AND o.rowid = l.r
-        LEFT JOIN payments_rows p ON l.role = 'payments' AND p.rowid = l.r
-        LEFT JOIN payment_row_kinds k ON l.role = 'payments' AND k.r = l.r
-        WHERE l.bucket = 'ignored'
+               [], [], list_filter([k.payment_id], lambda x: x IS NOT NULL), [l.r + 1],
+               k.currency_code, NULL, NULL, NULL
+        FROM ledger_rows l JOIN payment_row_kinds k ON k.r = l.r
+        WHERE l.role = 'payments' AND l.bucket = 'ignored'
     )
     ORDER BY rank, sort_row, side
 ) TO $path (HEADER, DELIMITER ',');

@@ -10,7 +10,7 @@ CREATE OR REPLACE TABLE multi_links AS
 SELECT p.r AS payment_r, f.r AS order_r
 FROM (SELECT rowid AS r, unnest(reference_tokens(order_id)) AS token
       FROM payments_rows WHERE rowid IN (SELECT r FROM payments WHERE refs > 1)) p
-JOIN order_first f ON f.order_key = p.token;
+JOIN order_findings f ON f.order_key = p.token;
 
 -- Orders named by a multi-order payment are reviewed with that payment, not on their own.
 UPDATE order_findings SET category = NULL
@@ -28,12 +28,8 @@ UNION ALL
 SELECT b.r, CASE WHEN b.unreadable THEN 'unreadable_row' ELSE 'conflicting_duplicate_order' END,
        b.reason, b.rows,
        (SELECT sum(amount_minor) FROM payments p WHERE p.order_r = b.r), o.currency_code,
-       e.exponent,
-       CASE WHEN NOT b.unreadable THEN
-           order_amount_minor(o.order_amount, e.exponent) END,
-       o.order_id, b.order_key
-FROM bad_orders b JOIN orders_rows o ON o.rowid = b.r
-LEFT JOIN currency_exponents e ON e.code = o.currency_code;
+       o.exponent, CASE WHEN NOT b.unreadable THEN o.amount_minor END, o.order_id, b.order_key
+FROM bad_orders b JOIN order_row_kinds o ON o.r = b.r;
 
 -- The payment rows behind each flagged order: its captures, and its refunds (no amount
 -- here: a refund never covers an order).
@@ -110,49 +106,47 @@ FROM (
     -- Refunds of a capture and an order that neither file has: money moved, unexplained.
     SELECT 'capture_without_order', 'refund', rf.r + 1, [], [], [],
            list_filter([rf.payment_id], lambda x: x IS NOT NULL), [rf.r + 1],
-           p.currency_code, e.exponent, NULL, rf.amount_minor
-    FROM refunds rf JOIN payments_rows p ON p.rowid = rf.r
-    LEFT JOIN currency_exponents e ON e.code = p.currency_code
+           rf.currency, e.exponent, NULL, rf.amount_minor
+    FROM refunds rf
+    LEFT JOIN currency_exponents e ON e.code = rf.currency
     WHERE rf.order_r IS NULL
     UNION ALL
     -- Refunds of an order that no capture paid: money returned that was never taken.
     SELECT 'order_without_capture', 'refund_without_capture', rf.r + 1,
-           list_filter([o.order_id], lambda x: x IS NOT NULL),
+           list_filter([ok.order_id], lambda x: x IS NOT NULL),
            list_filter([ok.order_key], lambda x: x IS NOT NULL), [rf.order_r + 1],
            list_filter([rf.payment_id], lambda x: x IS NOT NULL), [rf.r + 1],
-           p.currency_code, e.exponent, NULL, rf.amount_minor
-    FROM refunds rf JOIN payments_rows p ON p.rowid = rf.r
-    JOIN orders_rows o ON o.rowid = rf.order_r
-    LEFT JOIN order_row_kinds ok ON ok.r = rf.order_r
-    LEFT JOIN currency_exponents e ON e.code = p.currency_code
+           rf.currency, e.exponent, NULL, rf.amount_minor
+    FROM refunds rf
+    JOIN order_row_kinds ok ON ok.r = rf.order_r
+    LEFT JOIN currency_exponents e ON e.code = rf.currency
     WHERE rf.order_r IS NOT NULL
       AND rf.order_r NOT IN (SELECT order_r FROM payments WHERE order_r IS NOT NULL)
     UNION ALL
     -- Refunds in another currency than their order's: not added to what it returned.
     SELECT 'currency_mismatch', 'refund', rf.r + 1,
-           list_filter([o.order_id], lambda x: x IS NOT NULL),
+           list_filter([ok.order_id], lambda x: x IS NOT NULL),
            list_filter([ok.order_key], lambda x: x IS NOT NULL), [rf.order_r + 1],
            list_filter([rf.payment_id], lambda x: x IS NOT NULL), [rf.r + 1],
            rf.currency, e.exponent, NULL, rf.amount_minor
-    FROM refunds rf JOIN orders_rows o ON o.rowid = rf.order_r
-    LEFT JOIN order_row_kinds ok ON ok.r = rf.order_r
+    FROM refunds rf JOIN order_row_kinds ok ON ok.r = rf.order_r
     LEFT JOIN currency_exponents e ON e.code = rf.currency
     WHERE rf.order_r IN (SELECT order_r FROM payments WHERE order_r IS NOT NULL)
-      AND rf.currency IS DISTINCT FROM o.currency_code
+      AND rf.currency IS DISTINCT FROM ok.currency_code
     UNION ALL
     -- Rows whose required values do not read: findings of their own.
     SELECT 'unreadable_row', k.reason, k.r + 1,
-           list_filter([o.order_id], lambda x: x IS NOT NULL), [], [k.r + 1],
-           [], [], o.currency_code, NULL, NULL, NULL
-    FROM order_row_kinds k JOIN orders_rows o ON o.rowid = k.r
+           list_filter([k.order_id], lambda x: x IS NOT NULL), [], [k.r + 1],
+           [], [], k.currency_code, NULL, NULL, NULL
+    FROM order_row_kinds k
     WHERE k.kind = 'unreadable' AND k.order_key IS NULL
     UNION ALL
     SELECT 'unreadable_row',
            CASE WHEN k.reason = 'unknown_row_kind'
                 THEN k.reason || ':' || coalesce(k.value, '') ELSE k.reason END,
            k.r + 1, [], [],
-           [], list_filter([p.payment_id], lambda x: x IS NOT NULL), [k.r + 1],
-           p.currency_code, NULL, NULL, NULL
-    FROM payment_row_kinds k JOIN payments_rows p ON p.rowid = k.r
+           [], list_filter([k.payment_id], lambda x: x IS NOT NULL), [k.r + 1],
+           k.currency_code, NULL, NULL, NULL
+    FROM payment_row_kinds k
     WHERE k.kind = 'unreadable'
 );

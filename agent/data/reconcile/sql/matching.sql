@@ -2,65 +2,45 @@
 -- every order from what the payments naming exactly that order add up to.
 --
 -- Parameters, all the policy's: $amount_tolerance_minor, $window_hours_before,
--- $window_days_after, $refunded_payment_statuses, $voided_order_statuses,
--- $refunded_order_statuses, $paid_order_statuses. The macros `order_amount_minor`,
--- `captured_amount_minor`, `refunded_amount_minor` and `reference_tokens` read the amounts and
--- references as the approved mapping says (engine.py defines them).
+-- $window_days_after, $voided_order_statuses, $refunded_order_statuses, $paid_order_statuses.
+-- Amounts, times and references were read in minor units, microseconds and head rows by
+-- row_kinds.sql (`order_row_kinds`, `payment_row_kinds`); no text is joined here.
 
--- A payment naming exactly one order carries that order's first row (order_r): the only
--- join on text; everything after it matches integers.
+-- Payments: the payment rows, repeated rows of one payment id counted once (the first row
+-- stands for them). A payment naming exactly one order carries that order's head row
+-- (order_r), from `payment_row_kinds`.
 CREATE OR REPLACE TABLE payments AS
-SELECT p.r, p.payment_id, p.ref_key, p.refs, p.currency, e.exponent,
-       captured_amount_minor(p.captured_amount, e.exponent) AS amount_minor,
-       coalesce(refunded_amount_minor(p.refunded_amount, e.exponent), 0) AS refunded_minor,
-       p.captured_at, p.refunded_status,
-       CASE WHEN p.refs = 1 THEN f.r END AS order_r
-FROM (SELECT r, payment_id,
-             CASE WHEN several_refs THEN tokens[1] ELSE ref_key END AS ref_key,
-             CASE WHEN order_id IS NULL THEN 0
-                  WHEN several_refs THEN len(tokens)
-                  ELSE 1 END AS refs,
-             currency, captured_amount, refunded_amount, captured_at, refunded_status
-      FROM (SELECT p.rowid AS r, p.payment_id, p.order_id, p.several_refs, p.ref_key,
-                   -- Read only where a reference names several ids (a few rows).
-                   CASE WHEN p.several_refs THEN reference_tokens(p.order_id) END AS tokens,
-                   p.currency_code AS currency, p.captured_amount, p.refunded_amount,
-                   epoch_us(p.captured_at) AS captured_at,
-                   list_contains($refunded_payment_statuses, p.payment_status)
-                       AS refunded_status
-            FROM payments_rows p
-            SEMI JOIN payment_row_kinds k ON k.r = p.rowid AND k.kind = 'payment'
-            ANTI JOIN (SELECT unnest(rows[2:]) - 1 AS r FROM payment_copies) c
-                   ON c.r = p.rowid)) p
-LEFT JOIN currency_exponents e ON e.code = p.currency
-LEFT JOIN order_heads f ON f.order_key = p.ref_key;
+SELECT k.r, k.payment_id, k.ref_key, k.refs, k.currency_code AS currency, k.exponent,
+       k.amount_minor, coalesce(k.refunded_minor, 0) AS refunded_minor, k.captured_at,
+       k.refunded_status, k.order_r
+FROM payment_row_kinds k
+ANTI JOIN (SELECT unnest(rows[2:]) - 1 AS r FROM payment_copies) c ON c.r = k.r
+WHERE k.kind = 'payment';
 
 -- Refund rows: each returns money of the capture with the same payment id, or else of the
 -- order its reference names. Its amount is the captured amount's or the refunded amount's
 -- size (exports write refunds negative or positive); none readable: the whole capture.
 CREATE OR REPLACE TABLE refunds AS
-SELECT p.r, p.payment_id, coalesce(c.order_r, f.r) AS order_r, c.r AS capture_r,
+WITH rows AS (
+    SELECT r, payment_id, order_r, currency_code, amount_minor, refunded_minor
+    FROM payment_row_kinds WHERE kind = 'refund'
+)
+SELECT p.r, p.payment_id, coalesce(c.order_r, p.order_r) AS order_r, c.r AS capture_r,
        p.currency_code AS currency,
-       abs(coalesce(
-           captured_amount_minor(p.captured_amount, e.exponent),
-           refunded_amount_minor(p.refunded_amount, e.exponent)))
-           AS amount_minor
-FROM (SELECT rowid AS r, payment_id, ref_key, currency_code, captured_amount,
-             refunded_amount
-      FROM payments_rows
-      WHERE rowid IN (SELECT r FROM payment_row_kinds WHERE kind = 'refund')) p
-LEFT JOIN currency_exponents e ON e.code = p.currency_code
+       abs(coalesce(p.amount_minor, p.refunded_minor)) AS amount_minor
+FROM rows p
 LEFT JOIN (SELECT payment_id, any_value(r) AS r, any_value(order_r) AS order_r
-           FROM payments WHERE payment_id IS NOT NULL GROUP BY 1) c
-       ON c.payment_id = p.payment_id
-LEFT JOIN order_heads f ON f.order_key = p.ref_key;
+           FROM payments
+           WHERE payment_id IS NOT NULL AND payment_id IN (SELECT payment_id FROM rows)
+           GROUP BY 1) c
+       ON c.payment_id = p.payment_id;
 
 -- What the refund rows of each order returned (amount unknown: the whole capture). Only
 -- refunds in the order's currency count; another currency is a finding of its own.
 CREATE OR REPLACE TABLE order_refunds AS
 SELECT rf.order_r, coalesce(sum(rf.amount_minor), 0) AS refunded,
        bool_or(rf.amount_minor IS NULL) AS whole
-FROM refunds rf JOIN orders_rows o ON o.rowid = rf.order_r
+FROM refunds rf JOIN order_row_kinds o ON o.r = rf.order_r
 WHERE rf.currency IS NOT DISTINCT FROM o.currency_code GROUP BY 1;
 
 -- Orders that more than one payment names.
@@ -68,15 +48,15 @@ CREATE OR REPLACE TABLE shared_orders AS
 SELECT order_r FROM payments WHERE order_r IS NOT NULL AND amount_minor IS NOT NULL
 GROUP BY 1 HAVING count(*) > 1;
 
--- Classification of every order: the first category that applies (CATEGORY_ORDER), from
--- what the payments naming exactly that order add up to.
+-- Classification of every order the engine classifies (one per id, read from its head row;
+-- not the ids of `bad_orders`): the first category that applies (CATEGORY_ORDER), from what
+-- the payments naming exactly that order add up to.
 CREATE OR REPLACE TABLE order_findings AS
 WITH orders AS (
-    SELECT f.r, f.order_key, o.order_id, o.currency_code AS currency, e.exponent,
-           order_amount_minor(o.order_amount, e.exponent) AS amount_minor,
-           epoch_us(o.order_date) AS order_at, o.order_status
-    FROM order_first f JOIN orders_rows o ON o.rowid = f.r
-    LEFT JOIN currency_exponents e ON e.code = o.currency_code
+    SELECT k.r, k.order_key, k.order_id, k.currency_code AS currency, k.exponent,
+           k.amount_minor, k.order_at, k.status AS order_status
+    FROM order_row_kinds k ANTI JOIN bad_orders b ON b.r = k.r
+    WHERE k.kind = 'head'
 ), by_payment AS (
     SELECT order_r, 1 AS n, amount_minor AS captured, refunded_minor AS refunded,
            currency AS currency_low, currency AS currency_high,
