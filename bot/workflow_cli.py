@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import pwd
 import shlex
 import sys
 from contextlib import ExitStack
@@ -27,7 +25,7 @@ from agent.usecases.common import Upload
 from bot.composition import Runtime, build_runtime, migrate_database
 from bot.config import Settings
 from bot.readings import describe_reading
-from bot.terminal_progress import TerminalProgress
+from bot.terminal import TerminalProgress, terminal_identity
 
 EXIT_OK, EXIT_REFUSED, EXIT_REJECTED = 0, 2, 3
 PROMPT = "decision> approve | reject REASON | edit [ROLE.]FIELD=COLUMN ... | ask QUESTION\n"
@@ -74,16 +72,6 @@ def add_commands(commands: Any) -> None:
 def _runtime(*, agent: bool = True) -> Runtime:
     """The runtime; commands that never run the agent skip the model's start-up check."""
     return build_runtime(Settings(), check_model=agent)
-
-
-def terminal_identity() -> str:
-    """The process's operating-system account, `os:alice` (`os:uid-1001` without a passwd entry):
-    never USER or LOGNAME, which anyone sets; `os:` keeps it apart from Slack ids (`U…`)."""
-    uid = os.getuid()
-    try:
-        return f"os:{pwd.getpwuid(uid).pw_name}"
-    except KeyError:
-        return f"os:uid-{uid}"
 
 
 class Printer:

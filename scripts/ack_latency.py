@@ -3,10 +3,12 @@
 Starts the Slack stand-in on 127.0.0.1 and the bot as operators run it (`reconbot serve` in
 its own process, HTTP mode, signature checking on, embedded SQLite), uploads a demo pair,
 waits for the approval request, then sends N signed Approve clicks from N different people at
-the same instant, --rounds times (a fresh request each round). The figure is the time from
-sending a click to the bot's HTTP answer (Slack wants it within 3 s); it prints p50, p95, p99
-and the maximum over all clicks, and checks that each round ran exactly one reconciliation
-and refused every other click. Usage:
+the same instant, --rounds times (a fresh request each round). The clicks are sent by a process
+of their own, as Slack's are: each click's payload is built and signed beforehand, N threads
+wait at a barrier with a connection open each, then post. The figure is the time from sending
+a click to the bot's HTTP answer (Slack wants it within 3 s); it prints p50, p95, p99 and the
+maximum over all clicks, and checks that each round ran exactly one reconciliation and refused
+every other click. Usage:
 
     .venv/bin/python scripts/ack_latency.py [--clicks 50] [--rounds 5] [--rows 400]
 """
@@ -14,6 +16,8 @@ and refused every other click. Usage:
 from __future__ import annotations
 
 import argparse
+import http.client
+import json
 import os
 import socket
 import statistics
@@ -31,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 from agent.data.demo import generate  # noqa: E402
 from tests.standins.slack import Message, SlackStandIn  # noqa: E402
+from tests.standins.slack.server import form_body, sign  # noqa: E402
 
 CHANNEL = "C0BENCH"
 RECONBOT = str(Path(sys.executable).with_name("reconbot"))
@@ -57,6 +62,52 @@ def wait_healthy(port: int, process: subprocess.Popen[bytes], timeout: float = 6
     raise TimeoutError("reconbot serve did not start")
 
 
+def send_clicks() -> None:
+    """The sender process: read {port, secret, bodies} on stdin, post every body at once
+    (one thread and connection each, released together), print [[status, seconds], ...]."""
+    order = json.loads(sys.stdin.read())
+    bodies = [body.encode() for body in order["bodies"]]
+    start = threading.Barrier(len(bodies))
+
+    def post(body: bytes) -> tuple[int, float]:
+        stamp = str(int(time.time()))
+        headers = {
+            "Content-Type": "application/x-www-form-urlencoded",
+            "X-Slack-Request-Timestamp": stamp,
+            "X-Slack-Signature": sign(order["secret"], stamp, body),
+        }
+        connection = http.client.HTTPConnection("127.0.0.1", order["port"], timeout=30)
+        connection.connect()
+        start.wait()
+        began = time.perf_counter()
+        connection.request("POST", "/slack/events", body=body, headers=headers)
+        response = connection.getresponse()
+        response.read()
+        seconds = time.perf_counter() - began
+        connection.close()
+        return response.status, seconds
+
+    with ThreadPoolExecutor(max_workers=len(bodies)) as pool:
+        print(json.dumps(list(pool.map(post, bodies))))
+
+
+def click_all(
+    port: int, secret: str, standin: SlackStandIn, request: Message, people: list[str]
+) -> list[tuple[int, float]]:
+    """Every person clicks Approve on `request` at the same instant, from a sender process."""
+    bodies = [form_body(standin.click_payload(p, request, "approve")).decode() for p in people]
+    order = json.dumps({"port": port, "secret": secret, "bodies": bodies})
+    sent = subprocess.run(
+        [sys.executable, __file__, "--send"],
+        input=order,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    return [(int(status), float(seconds)) for status, seconds in json.loads(sent.stdout)]
+
+
 def percentile(values: list[float], share: float) -> float:
     """The nearest-rank percentile of `values`."""
     ordered = sorted(values)
@@ -79,7 +130,11 @@ def main() -> int:
     parser.add_argument("--clicks", type=int, default=50)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--rows", type=int, default=400)
+    parser.add_argument("--send", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.send:
+        send_clicks()
+        return 0
 
     with tempfile.TemporaryDirectory() as folder_name, SlackStandIn() as standin:
         folder = Path(folder_name)
@@ -114,18 +169,10 @@ def main() -> int:
                 )
                 request = wait_request(standin, upload.ts).snapshot()
                 before = len(standin.workspace.calls_to("files.completeUploadExternal"))
-                start = threading.Barrier(args.clicks)
-
-                def click(
-                    person: str, request: Message = request, start: threading.Barrier = start
-                ):
-                    start.wait()
-                    return standin.click(person, request, "approve")
-
-                with ThreadPoolExecutor(max_workers=args.clicks) as pool:
-                    answers = list(pool.map(click, people))
-                latencies += [a.seconds for a in answers]
-                statuses += [a.status for a in answers]
+                secret = standin.workspace.signing_secret
+                answers = click_all(port, secret, standin, request, people)
+                statuses += [status for status, _ in answers]
+                latencies += [seconds for _, seconds in answers]
                 standin.workspace.wait_for(
                     lambda before=before: (
                         len(standin.workspace.calls_to("files.completeUploadExternal")) > before

@@ -61,7 +61,7 @@ def child_flow(orders: Path, payments: Path, folder: Path) -> None:
     from agent.usecases.common import Upload
     from bot.composition import build_runtime, migrate_database
     from bot.config import Settings
-    from bot.workflow_cli import terminal_identity
+    from bot.terminal import terminal_identity
 
     settings = Settings()
     migrate_database(settings)

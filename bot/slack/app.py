@@ -1,5 +1,13 @@
 """The Bolt app: signature checking, event de-duplication, the listeners, and the executor
 the bot owns for long work. `build_app` wires them; it does no I/O beyond Bolt's `auth.test`.
+
+Listeners run on the thread that received the request (`process_before_response`): each
+acknowledges, parses and enqueues its job, and the answer goes out when it returns, so the job
+is enqueued before Slack hears the ack. What would hold the answer up (opening a modal, a slash
+command's reply, a look into the database) runs as a Bolt lazy listener on LISTENER_THREADS.
+Handing every listener to a pool instead cost a click a queue behind the pool, Bolt's 10 ms
+polling for the ack, and more threads contending for the interpreter
+(scripts/ack_latency.py).
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ from bot.slack.listeners import register
 
 logger = logging.getLogger(__name__)
 
+# Threads for Bolt's lazy listeners (modals, slash commands, thread replies).
 LISTENER_THREADS = 32
 
 
@@ -103,7 +112,7 @@ def build_app(
             client=client,
             signing_secret=settings.slack_signing_secret or "",
             request_verification_enabled=not socket_mode,
-            process_before_response=False,
+            process_before_response=True,
             listener_executor=ThreadPoolExecutor(
                 max_workers=LISTENER_THREADS, thread_name_prefix="reconbot-listener"
             ),

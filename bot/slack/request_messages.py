@@ -120,8 +120,16 @@ class RequestMessages:
     def internal_error(self, channel: str, thread_ts: str | None, what: str) -> None:
         """Say in the thread that something broke on reconbot's side, with a reference to find
         it in the log (which holds the traceback)."""
+        self.post_internal_error(channel, thread_ts, self.log_internal_error(what))
+
+    def log_internal_error(self, what: str) -> str:
+        """Log the exception being handled with a new reference; returns the reference."""
         ref = uuid.uuid4().hex[:8]
         logger.exception("ref=%s what=%s | internal error", ref, what)
+        return ref
+
+    def post_internal_error(self, channel: str, thread_ts: str | None, ref: str) -> None:
+        """Say in the thread that something broke, with the log's reference `ref`."""
         try:
             self.poster.post(channel, thread_ts, blocks.internal_error_message(ref))
         except SlackApiError:

@@ -6,29 +6,30 @@ checks the signature, so this holds for unsigned requests too): a body over MAX_
 413 without being read (judged from `Content-Length`, or, when there is none, by reading at
 most one byte past the limit); a body that is not UTF-8, that Bolt cannot parse, or whose JSON
 nests deeper than MAX_JSON_DEPTH gets 400. Each refusal is one log line, never the body.
-Signature checking stays with Bolt. The threaded server closes a connection that stays silent
-for `timeout` seconds (a half-open or stalled client), logging one line, not a traceback.
+Signature checking stays with Bolt, on the body exactly as received (an interaction's form
+is decoded faster than Bolt would, into the same body: `interaction_form`). `reconbot serve`
+runs it on `threaded_server`.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import socket
-import sys
 import threading
-import time
 from collections.abc import Iterable
 from http import HTTPStatus
-from socketserver import ThreadingMixIn
 from typing import TYPE_CHECKING, Any, BinaryIO
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+from wsgiref.simple_server import make_server
 
 from slack_bolt import App, BoltResponse
 from slack_bolt.adapter.wsgi import SlackRequestHandler
 from slack_bolt.adapter.wsgi.http_request import WsgiHttpRequest
 from slack_bolt.adapter.wsgi.http_response import WsgiHttpResponse
 from slack_bolt.request import BoltRequest
+
+from bot.slack.answering import ANSWERING
+from bot.slack.interaction_form import parsed_request
+from bot.slack.threaded_server import REQUEST_TIMEOUT_SECONDS, QuietHandler, ThreadingWSGIServer
 
 if TYPE_CHECKING:
     from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
@@ -40,71 +41,7 @@ EVENTS_PATH = "/slack/events"
 MAX_BODY_BYTES = 1 << 20
 # Slack's deepest payloads (views with rich text) nest a dozen levels or so.
 MAX_JSON_DEPTH = 64
-# How long the threaded server waits on a silent connection before closing it.
-REQUEST_TIMEOUT_SECONDS = 10.0
 _READ_CHUNK = 64 * 1024
-# After answering, how long and how much the threaded server drains of a request it did not
-# read (a refused body), so that closing does not reset the connection under the answer.
-_LINGER_SECONDS = 2.0
-_LINGER_BYTES = 64 * 1024
-
-
-class ThreadingWSGIServer(ThreadingMixIn, WSGIServer):
-    """A WSGI server answering each request on its own thread (Slack expects 3-second acks)."""
-
-    daemon_threads = True
-    allow_reuse_address = True
-    # socketserver's default backlog is 5: a burst of clicks would be reset, not queued.
-    request_queue_size = 256
-    # Seconds a connection may stay silent (reading the request or writing the answer).
-    request_timeout: float | None = REQUEST_TIMEOUT_SECONDS
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A dropped or timed-out connection is one line in the log, not a traceback."""
-        error = sys.exc_info()[1]
-        client = client_address[0] if client_address else "?"
-        if isinstance(error, OSError):
-            logger.info("client=%s error=%s | connection closed", client, type(error).__name__)
-            return
-        logger.error("client=%s | request failed", client, exc_info=True)
-
-    def shutdown_request(self, request: Any) -> None:
-        """Close after a lingering drain: closing with unread request bytes (a refused body)
-        would reset the connection and could lose the answer on its way to the client."""
-        try:
-            request.shutdown(socket.SHUT_WR)
-        except OSError:
-            pass
-        else:
-            _drain(request)
-        self.close_request(request)
-
-
-def _drain(connection: socket.socket) -> None:
-    deadline = time.monotonic() + _LINGER_SECONDS
-    drained = 0
-    try:
-        while drained < _LINGER_BYTES:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return
-            connection.settimeout(remaining)
-            data = connection.recv(_READ_CHUNK)
-            if not data:
-                return
-            drained += len(data)
-    except OSError:
-        return
-
-
-class _QuietHandler(WSGIRequestHandler):
-    def setup(self) -> None:
-        super().setup()
-        # Every read and write on the connection gives up after this long.
-        self.connection.settimeout(getattr(self.server, "request_timeout", REQUEST_TIMEOUT_SECONDS))
-
-    def log_message(self, format: str, *args: Any) -> None:
-        logger.debug("request=%s | served", args[0] if args else "")
 
 
 class _RefusedError(Exception):
@@ -169,22 +106,25 @@ def _read_body(environ: WSGIEnvironment) -> bytes:
 
 
 def _nesting_depth(value: Any) -> int:
-    """How deep lists and dicts nest in a parsed JSON value (without recursion)."""
-    deepest = 0
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            children: Iterable[Any] = item.values()
-        elif isinstance(item, list):
-            children = item
-        else:
-            continue
-        deepest = max(deepest, depth)
-        if deepest > MAX_JSON_DEPTH:
-            return deepest
-        stack.extend((child, depth + 1) for child in children)
-    return deepest
+    """How deep lists and dicts nest in a parsed JSON value (without recursion), counted one
+    level at a time; past MAX_JSON_DEPTH it stops and says MAX_JSON_DEPTH + 1."""
+    depth = 0
+    level = [value]
+    while depth <= MAX_JSON_DEPTH:
+        children: list[Any] = []
+        nested = False
+        for item in level:
+            if isinstance(item, dict):
+                children.extend(item.values())
+                nested = True
+            elif isinstance(item, list):
+                children.extend(item)
+                nested = True
+        if not nested:
+            return depth
+        depth += 1
+        level = children
+    return depth
 
 
 def _bolt_request(environ: WSGIEnvironment, body: bytes) -> BoltRequest:
@@ -198,9 +138,7 @@ def _bolt_request(environ: WSGIEnvironment, body: bytes) -> BoltRequest:
         # Building the request is all of Bolt's parsing (JSON, or a form whose `payload`
         # field is JSON, then a look into it for team and user): anything it raises means
         # a body Slack does not send; RecursionError is JSON nested past Python's limit.
-        request = BoltRequest(
-            body=text, query=wsgi_request.query_string, headers=wsgi_request.get_headers()
-        )
+        request = parsed_request(text, wsgi_request.query_string, wsgi_request.get_headers())
     except (ValueError, RecursionError, TypeError, AttributeError, LookupError) as error:
         raise _RefusedError(
             HTTPStatus.BAD_REQUEST, f"body not parsed ({type(error).__name__})"
@@ -237,7 +175,8 @@ def wsgi_app(app: App) -> WSGIApplication:
             return _answer(start_response, HTTPStatus.OK, {"ok": True})
         try:
             if environ.get("REQUEST_METHOD") == "POST" and environ.get("PATH_INFO") == EVENTS_PATH:
-                return dispatch(environ, start_response)
+                with ANSWERING.answering():
+                    return dispatch(environ, start_response)
             _declared_length(environ)
         except _RefusedError as refused:
             logger.info(
@@ -266,7 +205,7 @@ class HttpServer:
         timeout: float = REQUEST_TIMEOUT_SECONDS,
     ) -> None:
         self.server = make_server(
-            host, port, application, server_class=ThreadingWSGIServer, handler_class=_QuietHandler
+            host, port, application, server_class=ThreadingWSGIServer, handler_class=QuietHandler
         )
         self.server.request_timeout = timeout
         self._thread: threading.Thread | None = None

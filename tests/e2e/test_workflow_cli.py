@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from bot import workflow_cli
+from bot import terminal
 from storage.database import head_revision
 from tests.support.cli import os_identity, reconbot
 
@@ -384,4 +384,4 @@ def test_a_uid_without_a_passwd_entry_is_named_by_its_number(
     monkeypatch.setenv("LOGNAME", "boss")
     monkeypatch.setattr("os.getuid", lambda: 54321)
     monkeypatch.setattr("pwd.getpwuid", no_entry)
-    assert workflow_cli.terminal_identity() == "os:uid-54321"
+    assert terminal.terminal_identity() == "os:uid-54321"

@@ -7,6 +7,7 @@ the result in the thread through `messages` and the poster.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -17,6 +18,7 @@ from agent.usecases import UseCases
 from bot.jobs.catalogue import Enqueue, JobRunner
 from bot.jobs.in_process import InProcessQueue
 from bot.jobs.queue import JobQueue
+from bot.slack.answering import ANSWERING
 from bot.slack.approvers import ApproverDirectory
 from bot.slack.deliveries import Deliveries
 from bot.slack.files import SlackFiles
@@ -27,6 +29,8 @@ from bot.slack.handlers.upkeep import Upkeep
 from bot.slack.poster import ThreadPoster
 from bot.slack.request_messages import RequestMessages
 from bot.slack.work import BotWork
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -80,10 +84,22 @@ def build_handlers(
     """The handlers of the bot over `service`, talking to Slack through `client`, enqueueing
     on `queue` (None: the embedded queue, running the jobs on this process's executors)."""
     work = BotWork(settings.workers)
-    jobs_queue: JobQueue = queue if queue is not None else InProcessQueue(work)
+    jobs_queue: JobQueue = (
+        queue if queue is not None else InProcessQueue(work, wait_turn=ANSWERING.wait_quiet)
+    )
     poster = ThreadPoster(client)
     messages = RequestMessages(poster, deliveries, service.queries)
-    jobs = Enqueue(jobs_queue, messages.internal_error)
+
+    def unqueued(channel: str, thread_ts: str | None, what: str) -> None:
+        """A job the queue refused: logged with its traceback on the listener's thread, told
+        in the thread from the decision lane (the ack never waits on Slack)."""
+        ref = messages.log_internal_error(what)
+        try:
+            work.decide(messages.post_internal_error, channel, thread_ts, ref)
+        except RuntimeError:  # the lanes are closed: the bot is stopping
+            logger.warning("ref=%s | not told in the thread: the bot is stopping", ref)
+
+    jobs = Enqueue(jobs_queue, unqueued)
     intake = IntakeHandlers(service, files, deliveries, work, poster, messages)
     handlers = Handlers(
         work=work,

@@ -14,8 +14,10 @@ from bot.slack.listeners import actions, commands, events, views
 
 
 def register(app: App, service: UseCases, handlers: Handlers) -> None:
-    """Register every listener of the bot."""
-    events.register(app, service, handlers)
+    """Register every listener of the bot. Bolt tries them in this order, each listener's
+    matcher costing a click some CPU: the buttons, which fifty people may click at once,
+    come first."""
     actions.register(app, service, handlers)
     views.register(app, handlers)
+    events.register(app, service, handlers)
     commands.register(app, service)

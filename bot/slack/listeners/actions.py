@@ -2,8 +2,10 @@
 
 Each acknowledges before anything else, parses the payload into typed values (`Click`, a
 `ButtonValue`, a `ClarificationAnswer`) and hands them to the handlers, where
-the guard decides; a payload reconbot did not issue is refused to the clicker alone. Modals
-open straight away (a trigger id lasts three seconds).
+the guard decides; a payload reconbot did not issue is refused to the clicker alone. They run
+on the request's thread and the ack is answered when they return, so they only parse and
+enqueue. Reject and Edit open their modal in a lazy listener, right after the ack (a trigger
+id lasts three seconds), so that neither the database nor `views.open` holds the ack up.
 """
 
 from __future__ import annotations
@@ -108,9 +110,10 @@ def register(app: App, service: UseCases, handlers: Handlers) -> None:
         )
         return metadata, state.request
 
-    @app.action(blocks.REJECT)
-    def on_reject(ack: Ack, body: dict[str, Any], client: WebClient) -> None:
+    def acknowledge(ack: Ack) -> None:
         ack()
+
+    def open_reject_modal(body: dict[str, Any], client: WebClient) -> None:
         click = _click(body)
         found = _pending(click) if click else None
         if click is not None and found is not None:
@@ -119,9 +122,7 @@ def register(app: App, service: UseCases, handlers: Handlers) -> None:
                 trigger_id=click.trigger_id, view=blocks.reject_modal(request, metadata)
             )
 
-    @app.action(blocks.EDIT)
-    def on_edit(ack: Ack, body: dict[str, Any], client: WebClient) -> None:
-        ack()
+    def open_edit_modal(body: dict[str, Any], client: WebClient) -> None:
         click = _click(body)
         found = _pending(click) if click else None
         if click is not None and found is not None:
@@ -132,3 +133,6 @@ def register(app: App, service: UseCases, handlers: Handlers) -> None:
             handlers.work.decide(
                 handlers.decisions.show_edit_modal, opened["view"]["id"], request, metadata
             )
+
+    app.action(blocks.REJECT)(ack=acknowledge, lazy=[open_reject_modal])
+    app.action(blocks.EDIT)(ack=acknowledge, lazy=[open_edit_modal])

@@ -1,5 +1,6 @@
 """The `/recon` slash command: `status INV-…`, `list`, `help`. Answered to the caller alone,
-about the investigations of channels the caller is a member of (`bot.slack.visibility`)."""
+about the investigations of channels the caller is a member of (`bot.slack.visibility`), by
+a lazy listener after the ack (the answer reads Slack and the database)."""
 
 from __future__ import annotations
 
@@ -19,9 +20,10 @@ def register(app: App, service: UseCases) -> None:
     """Register the slash command listener."""
     visibility = visibility_for(app.client)
 
-    @app.command("/recon")
-    def on_recon(ack: Ack, command: dict[str, Any], respond: Respond) -> None:
+    def acknowledge(ack: Ack) -> None:
         ack()
+
+    def on_recon(command: dict[str, Any], respond: Respond) -> None:
         words = str(command.get("text") or "").split()
         verb = words[0].lower() if words else "help"
         user = str(command.get("user_id") or "")
@@ -37,6 +39,8 @@ def register(app: App, service: UseCases) -> None:
                 listed = visibility.visible(user, service.queries.recent(channel=channel, limit=10))
             rendered = blocks.list_message(listed, where=f"in <#{channel}>")
         respond(text=rendered.text, blocks=rendered.blocks, response_type="ephemeral")
+
+    app.command("/recon")(ack=acknowledge, lazy=[on_recon])
 
 
 def _status(

@@ -1,5 +1,7 @@
 """Event listeners: shared files start or extend investigations; replies and mentions ask the
-agent; the App Home tab shows recent investigations. Events are acknowledged by Bolt at once.
+agent; the App Home tab shows recent investigations. Bolt acknowledges an event when its
+listener returns (they only enqueue); a reply, which needs a look into the database to tell
+whether its thread is an investigation's, is looked at in a lazy listener after the ack.
 """
 
 from __future__ import annotations
@@ -41,7 +43,9 @@ def register(app: App, service: UseCases, handlers: Handlers) -> None:
             return
         handlers.jobs.question(event, question_text(event.get("text", "")))
 
-    @app.event("message")
+    def acknowledged() -> None:
+        """Bolt acknowledges the event; the work is the lazy listener's."""
+
     def on_message(event: dict[str, Any], context: BoltContext) -> None:
         if event.get("subtype") or event.get("bot_id") or not event.get("thread_ts"):
             return
@@ -55,6 +59,8 @@ def register(app: App, service: UseCases, handlers: Handlers) -> None:
         if service.queries.find_by_thread(event["channel"], event["thread_ts"]) is None:
             return  # a thread that is not an investigation's: not ours to answer
         handlers.jobs.question(event, question_text(text))
+
+    app.event("message")(ack=acknowledged, lazy=[on_message])
 
     @app.event("app_home_opened")
     def on_home_opened(event: dict[str, Any]) -> None:

@@ -22,10 +22,10 @@ from bot.slack.server import (
     EVENTS_PATH,
     MAX_BODY_BYTES,
     MAX_JSON_DEPTH,
-    REQUEST_TIMEOUT_SECONDS,
     HttpServer,
     wsgi_app,
 )
+from bot.slack.threaded_server import REQUEST_TIMEOUT_SECONDS
 from tests.standins.slack import SlackStandIn
 
 from .conftest import ALICE, ROOT, BotProcess, RunningBot, bot_environment, free_port

@@ -66,12 +66,16 @@ def _shown(answer: dict[str, Any], investigation_id: str) -> str:
 
 def _home(standin: SlackStandIn, user: str) -> str:
     """Open the Home tab as `user` and read it once published."""
-    published = len(standin.workspace.calls_to("views.publish"))
+
+    def mine() -> int:
+        return sum(
+            1 for call in standin.workspace.calls_to("views.publish") if call.get("user_id") == user
+        )
+
+    published = mine()
     standin.open_home(user)
-    standin.workspace.wait_for(
-        lambda: len(standin.workspace.calls_to("views.publish")) > published,
-        what=f"{user}'s home tab",
-    )
+    # Another person's home may be published meanwhile (after an upload): wait for this one's.
+    standin.workspace.wait_for(lambda: mine() > published, what=f"{user}'s home tab")
     return json.dumps(standin.workspace.home_views[user])
 
 

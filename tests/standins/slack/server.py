@@ -60,6 +60,11 @@ def sign(secret: str, timestamp: str, body: bytes) -> str:
     return "v0=" + hmac.new(secret.encode(), base, hashlib.sha256).hexdigest()
 
 
+def form_body(payload: dict[str, Any]) -> bytes:
+    """An interaction payload as Slack posts it: form-encoded, in the field `payload`."""
+    return urllib.parse.urlencode({"payload": json.dumps(payload)}).encode()
+
+
 class SlackStandIn:
     """A running stand-in workspace: start it, point the app at it, then act as people do."""
 
@@ -234,6 +239,13 @@ class SlackStandIn:
         self, user: str, message: Message, action_id: str, *, value: str | None = None
     ) -> Delivery:
         """Click a button of a message (optionally with a tampered value)."""
+        return self.deliver_interaction(self.click_payload(user, message, action_id, value=value))
+
+    def click_payload(
+        self, user: str, message: Message, action_id: str, *, value: str | None = None
+    ) -> dict[str, Any]:
+        """The interaction payload Slack sends when `user` clicks a button of a message (for
+        a caller that sends it itself, e.g. from another process: `form_body`, `sign`)."""
         block, element = message.element(action_id)
         action = {
             "type": element.get("type", "button"),
@@ -242,7 +254,7 @@ class SlackStandIn:
             "value": element.get("value") if value is None else value,
             "action_ts": str(time.time()),
         }
-        return self.deliver_interaction(self._block_actions(user, message, action))
+        return self._block_actions(user, message, action)
 
     def select(self, user: str, message: Message, action_id: str, option_value: str) -> Delivery:
         """Choose an option of a select in a message."""
@@ -379,8 +391,7 @@ class SlackStandIn:
         link = self.socket_link()
         if link is not None:
             return self._over_socket(link, "interactive", payload)
-        body = urllib.parse.urlencode({"payload": json.dumps(payload)}).encode()
-        return self.deliver(body, "application/x-www-form-urlencoded")
+        return self.deliver(form_body(payload), "application/x-www-form-urlencoded")
 
     def deliver(
         self,

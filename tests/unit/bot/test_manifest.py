@@ -66,11 +66,11 @@ def test_the_events_and_command_match_the_listeners() -> None:
     source = _bot_sources()
     manifest = _manifest()
     events = set(manifest["settings"]["event_subscriptions"]["bot_events"])
-    listened = set(re.findall(r'@app\.event\("([a-z_]+)"\)', source))
+    listened = set(re.findall(r'@?app\.event\("([a-z_]+)"\)', source))
     assert {e.split(".")[0] for e in events} <= listened | {"message"}
     assert {"app_mention", "app_home_opened", "message"} <= listened
     commands = [c["command"] for c in manifest["features"]["slash_commands"]]
-    assert commands == re.findall(r'@app\.command\("([^"]+)"\)', source)
+    assert commands == re.findall(r'@?app\.command\("([^"]+)"\)', source)
     paths = {
         manifest["settings"]["event_subscriptions"]["request_url"],
         manifest["settings"]["interactivity"]["request_url"],

@@ -38,6 +38,7 @@ from bot.slack.payloads import (
     option_lines_problem,
 )
 from tests.standins.slack import SlackStandIn
+from tests.unit.bot.inline_lazy import InlineExecutor, LazyFailures
 
 FUZZ = settings(
     max_examples=300,
@@ -366,6 +367,7 @@ def fuzzed() -> Iterator[Fuzzed]:
             signing_secret=standin.workspace.signing_secret,
             request_verification_enabled=False,
             process_before_response=True,  # listeners run in the dispatching thread
+            listener_executor=InlineExecutor(),  # and so do the lazy ones
         )
         calls: list[tuple[str, tuple[Any, ...]]] = []
         service, handlers = Recorder("service", calls), Recorder("handlers", calls)
@@ -377,6 +379,8 @@ def fuzzed() -> Iterator[Fuzzed]:
         @app.error
         def record(error: BaseException) -> None:
             running.errors.append(error)
+
+        LazyFailures(app, running.errors.append)
 
         yield running
 

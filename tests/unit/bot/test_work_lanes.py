@@ -23,6 +23,7 @@ from bot.slack.listeners import actions, events, views
 from bot.slack.payloads import AnswerBlockId, ButtonValue, ModalMetadata
 from bot.slack.work import SWITCH_INTERVAL, BotWork
 from tests.standins.slack import SlackStandIn
+from tests.unit.bot.inline_lazy import InlineExecutor
 
 SECOND = 1.0
 
@@ -211,6 +212,7 @@ def routed() -> Iterator[Routed]:
             signing_secret=standin.workspace.signing_secret,
             request_verification_enabled=False,
             process_before_response=True,  # listeners run in the dispatching thread
+            listener_executor=InlineExecutor(),  # and so do the lazy ones
         )
         calls: list[tuple[str, str]] = []
         handlers = Handlers(calls)

@@ -1,9 +1,21 @@
-"""Progress of a long step on a terminal: one line on stderr per file being read."""
+"""The terminal as a party to an investigation: who acts there, and how progress shows."""
 
 from __future__ import annotations
 
+import os
+import pwd
 import sys
 from typing import TextIO
+
+
+def terminal_identity() -> str:
+    """The process's operating-system account, `os:alice` (`os:uid-1001` without a passwd entry):
+    never USER or LOGNAME, which anyone sets; `os:` keeps it apart from Slack ids (`U…`)."""
+    uid = os.getuid()
+    try:
+        return f"os:{pwd.getpwuid(uid).pw_name}"
+    except KeyError:
+        return f"os:uid-{uid}"
 
 
 class TerminalProgress:
