@@ -5,7 +5,7 @@ its own process, HTTP mode, signature checking on, embedded SQLite), uploads a d
 waits for the approval request, then sends N signed Approve clicks from N different people at
 the same instant, --rounds times (a fresh request each round). The clicks are sent by a process
 of their own, as Slack's are: each click's payload is built and signed beforehand, N threads
-wait at a barrier with a connection open each, then post. The figure is the time from sending
+wait at a barrier, then each opens a connection and posts. The figure is the time from sending
 a click to the bot's HTTP answer (Slack wants it within 3 s); it prints p50, p95, p99 and the
 maximum over all clicks, and checks that each round ran exactly one reconciliation and refused
 every other click. Usage:
@@ -64,7 +64,7 @@ def wait_healthy(port: int, process: subprocess.Popen[bytes], timeout: float = 6
 
 def send_clicks() -> None:
     """The sender process: read {port, secret, bodies} on stdin, post every body at once
-    (one thread and connection each, released together), print [[status, seconds], ...]."""
+    (one thread and new connection each, released together), print [[status, seconds], ...]."""
     order = json.loads(sys.stdin.read())
     bodies = [body.encode() for body in order["bodies"]]
     start = threading.Barrier(len(bodies))
@@ -77,9 +77,8 @@ def send_clicks() -> None:
             "X-Slack-Signature": sign(order["secret"], stamp, body),
         }
         connection = http.client.HTTPConnection("127.0.0.1", order["port"], timeout=30)
-        connection.connect()
         start.wait()
-        began = time.perf_counter()
+        began = time.perf_counter()  # a new connection per click, as Slack's arrive
         connection.request("POST", "/slack/events", body=body, headers=headers)
         response = connection.getresponse()
         response.read()
