@@ -42,7 +42,7 @@ PROGRESS_EVERY = 1.0
 """Seconds between two progress reports of one file."""
 
 # DuckDB's memory while parsing one file; the rest spills to the scratch folder.
-BUILD_MEMORY_LIMIT = "512MB"
+BUILD_MEMORY_LIMIT = "320MB"
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ import duckdb
 
 # DuckDB's memory for validating or reconciling; what does not fit spills to disk. With the
 # parse of `ingest.columnar` (two files at once) and Python itself, a process stays within 1 GiB.
-MEMORY_LIMIT = "1GB"
+MEMORY_LIMIT = "700MB"
 PACKAGE = "agent.data.reconcile"
 _SPILLS = itertools.count()
 
