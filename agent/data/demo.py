@@ -76,6 +76,9 @@ _CASES: list[tuple[str, int]] = [
     ("duplicate_payment_row", 20),
     ("multi_order_payment", 10),
 ]
+# Stray captures name order numbers this far past the real ones: never a real order, at any
+# size (9,000,000 + n did, once a file had nine million orders).
+STRAY_BASE = 10**12
 _CAPTURE_WITHOUT_ORDER_PER_1000 = 15
 
 CATEGORY_IDS = [
@@ -142,6 +145,12 @@ class _Payer:
             captured=captured,
             refunded=refunded,
         )
+
+
+def stray_reference(order_number: int) -> str:
+    """The reference of a capture without an order, written beside order `order_number`: an
+    order number no demo file reaches, whatever its size."""
+    return f"#{STRAY_BASE + order_number}"
 
 
 def _money(minor: int, exponent: int, *, thousands: bool) -> str:
@@ -245,7 +254,7 @@ def generate(rows: int, out: Path, seed: int = 7) -> dict[str, object]:
         else:
             counts[case] += 1
         if rng.random() * 1000 < _CAPTURE_WITHOUT_ORDER_PER_1000:
-            stray = rng.choice([f"#{9_000_000 + order_number}", ""])
+            stray = rng.choice([stray_reference(order_number), ""])
             _write_payment(writer, stray, rng.randint(low, high), exp, code, paid_at, email)
             counts["capture_without_order"] += 1
     if pending_multi is not None:  # an unpaired half: pay it alone, as an ordinary order

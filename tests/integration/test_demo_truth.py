@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.data.demo import CATEGORY_IDS, generate
+from agent.data.demo import CATEGORY_IDS, generate, stray_reference
 from agent.data.ingest import inspect_csv
 from agent.data.mapping import infer_mapping
 from agent.data.pipeline import run_job
@@ -64,3 +64,10 @@ def test_100k_orders_reconcile_to_exactly_the_truth(demo: Path, tmp_path: Path) 
     ignored = sum(orders_ledger.ignored.values()) + sum(payments_ledger.ignored.values())
     assert result.exported == sum(truth["findings"].values()) + ignored
     assert result.digests[Role.ORDERS].startswith("sha256:")
+
+
+def test_a_stray_capture_never_names_a_real_order_even_in_ten_million_orders() -> None:
+    largest = 1000 + 10_000_000  # order numbers run from #1001
+    for number in (1001, 9_000_001, largest):
+        stray = int(stray_reference(number).lstrip("#"))
+        assert stray > largest
