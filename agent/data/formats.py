@@ -10,10 +10,11 @@ from __future__ import annotations
 import functools
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
+from itertools import compress, filterfalse, repeat
 from typing import Literal
 
 from agent.data.currency import CURRENCY_EXPONENTS, CURRENCY_SYMBOLS
@@ -48,6 +49,9 @@ _REMOVE = re.compile(f"[{_REMOVE_CLASS}]")
 _CODE = re.compile(r"^[A-Za-z]{3}|[A-Za-z]{3}$")
 # Any character no number format reads (after `_core`): such a text fits no format.
 _NOT_NUMBER = re.compile(r"[^\d.,']")
+# A character `_core` neither keeps as a digit or separator nor takes off (spaces, signs,
+# symbols, letters of a code): a value holding one cannot read as a number.
+_NEVER_NUMBER = re.compile(f"[^\\d.,'A-Za-z{_REMOVE_CLASS}]")
 
 
 def _number_pattern(fmt: NumberFormat) -> re.Pattern[str]:
@@ -92,24 +96,36 @@ def detect_number_format(
     distinct value is cleaned and tried once, counted as often as it occurs.
     """
     counts = Counter(values[:PROFILE_VALUES])
-    cleaned: Counter[str] = Counter()
-    for value, count in counts.items():
-        if value.strip():
-            cleaned[_core(value)[0]] += count
-    total = cleaned.total()
+    filled = list(filter(str.strip, counts))
+    total = sum(map(counts.__getitem__, filled))
     if not total:
         return None, 0.0
+    cleaned: Counter[str] = Counter()
+    for value, text in _number_texts(filled):
+        cleaned[text] += counts[value]
     # A text holding anything but digits and separators fits no format: try only the others.
-    candidates = [(t, n) for t, n in cleaned.items() if t and not _NOT_NUMBER.search(t)]
+    texts = [t for t in cleaned if t and not _NOT_NUMBER.search(t)]
+    found = list(map(cleaned.__getitem__, texts))
     order = sorted(_NUMBER_FORMATS, key=lambda f: f.decimal != "," if prefer_decimal_comma else 0)
     best: NumberFormat | None = None
     best_hits = 0
     for fmt in order:
-        match = _PATTERNS[fmt].match
-        hits = sum(n for text, n in candidates if match(text))
+        hits = sum(compress(found, map(_PATTERNS[fmt].match, texts)))
         if hits > best_hits:
             best, best_hits = fmt, hits
     return best, best_hits / total
+
+
+def _number_texts(values: Iterable[str]) -> Iterator[tuple[str, str]]:
+    """Each of `values` that could read as a number, with its text as `_core` cleans it.
+
+    A value holding a character `_core` keeps and no format reads is left out (it fits no
+    format); a value of digits and separators alone is its own text (nothing to clean).
+    """
+    maybe = list(filterfalse(_NEVER_NUMBER.search, values))
+    pure = list(filterfalse(_NOT_NUMBER.search, maybe))
+    yield from zip(pure, pure, strict=True)
+    yield from ((value, _core(value)[0]) for value in set(maybe).difference(pure))
 
 
 def parse_number(value: str, fmt: NumberFormat) -> Decimal | None:
@@ -126,12 +142,37 @@ def parse_number(value: str, fmt: NumberFormat) -> Decimal | None:
     return -number if negative else number
 
 
+def parse_numbers(values: Iterable[str], fmt: NumberFormat) -> dict[str, Decimal | None]:
+    """`parse_number` of each distinct value of `values`, the plain ones read in bulk.
+
+    A value of ASCII digits and the format's separators alone is its own core (`_core` takes
+    nothing off it, it is not negative): when it fits, its separators are read, with no cleaning.
+    """
+    distinct = set(values)
+    plain = list(filter(_ascii_pattern(fmt).fullmatch, distinct))
+    texts: Iterable[str] = plain
+    if fmt.thousands and fmt.thousands != " ":
+        texts = map(str.replace, texts, repeat(fmt.thousands), repeat(""))
+    if fmt.decimal != ".":
+        texts = map(str.replace, texts, repeat(fmt.decimal), repeat("."))
+    read: dict[str, Decimal | None] = dict(zip(plain, map(Decimal, texts), strict=True))
+    for value in distinct.difference(plain):
+        read[value] = parse_number(value, fmt)
+    return read
+
+
+@functools.lru_cache(maxsize=64)
+def _ascii_pattern(fmt: NumberFormat) -> re.Pattern[str]:
+    """The pattern of `fmt` with ASCII digits only (`parse_numbers`' plain values)."""
+    return re.compile(_PATTERNS[fmt].pattern, re.ASCII)
+
+
 def decimals_used(values: Iterable[str], fmt: NumberFormat) -> int:
     """The largest number of digits after the decimal separator among `values`."""
     most = 0
     pattern = _PATTERNS[fmt]
-    for value in set(values):  # each distinct value once: the largest is the same
-        text, _ = _core(value)
+    # Each distinct value once (the largest is the same), only those that could be numbers.
+    for _, text in _number_texts(set(values)):
         if fmt.decimal in text and pattern.match(text):
             most = max(most, len(text) - text.rindex(fmt.decimal) - 1)
     return most
@@ -266,10 +307,42 @@ def _shape(pattern: str) -> re.Pattern[str] | None:
     return re.compile("".join(parts), re.IGNORECASE)
 
 
+# Each directive of the known patterns as texts that always read (fields in range, a day every
+# month has, an offset under a day): a value this shape accepts reads, strptime runs on the rest.
+_SURE_DIRECTIVES = {
+    "Y": "[1-9][0-9]{3}",
+    "m": "0[1-9]|1[0-2]",
+    "d": "0[1-9]|1[0-9]|2[0-8]",
+    "H": "[01][0-9]|2[0-3]",
+    "M": "[0-5][0-9]",
+    "S": "[0-5][0-9]",
+    "f": "[0-9]{6}",
+    "z": "[+-](?:[01][0-9]|2[0-3])[0-5][0-9]",
+}
+_SURE_LITERALS = frozenset("-/.:TZ ")
+
+
+@functools.lru_cache(maxsize=256)
+def _sure(pattern: str) -> re.Pattern[str] | None:
+    """A regex only values that read under `pattern` fully match (None: none known)."""
+    parts: list[str] = []
+    for directive, space, literal in _SHAPE_PART.findall(pattern):
+        if directive in _SURE_DIRECTIVES:
+            parts.append(f"(?:{_SURE_DIRECTIVES[directive]})")
+        elif literal in _SURE_LITERALS or space == " ":
+            parts.append(re.escape(literal or space))
+        else:
+            return None
+    return re.compile("".join(parts))
+
+
 def _hits(pattern: str, values: Sequence[str]) -> int:
-    shape = _shape(pattern)
+    shape, sure = _shape(pattern), _sure(pattern)
     hits = 0
     for value in values:
+        if sure is not None and sure.fullmatch(value):
+            hits += 1
+            continue
         if shape is not None and not shape.fullmatch(value):
             continue
         try:

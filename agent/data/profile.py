@@ -20,19 +20,20 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from itertools import islice
+from itertools import compress, filterfalse, islice
+from operator import itemgetter
 
-from agent.data.currency import CURRENCY_SYMBOLS, is_currency_code
+from agent.data.currency import CURRENCY_EXPONENTS, CURRENCY_SYMBOLS, is_currency_code
 from agent.data.formats import (
     PROFILE_VALUES,
     NumberFormat,
     decimals_used,
     detect_number_format,
     detect_timestamp_format,
-    parse_number,
+    parse_numbers,
 )
 from agent.data.ingest import CsvSample
 
@@ -42,7 +43,12 @@ _DECIMAL = re.compile(r"^\s*-?\d+[.,]\d{1,4}\s*$")
 _BOOLEAN = frozenset({"true", "false", "yes", "no", "y", "n", "0", "1", "t", "f"})
 _SYMBOL = re.compile(f"[{CURRENCY_SYMBOLS}]")
 _EDGE_CODE = re.compile(r"^\s*-?\s*([A-Za-z]{3})\b|\b([A-Za-z]{3})\s*$")
+_MAY_MARK = re.compile(f"{_SYMBOL.pattern}|{_EDGE_CODE.pattern}")
 REF_SPLIT = re.compile(r"[\s,;|/&+]+")
+# An order id in a reference: a part (no separator of `REF_SPLIT` before or in it) holding a
+# digit, without one leading `#`. Possessive, and tried only where a part starts: linear.
+_PART = r"[^\s,;|/&+]"
+REF_TOKEN = re.compile(rf"(?<!{_PART})#?([^\s,;|/&+\d]*+\d{_PART}*+)")
 MARK_SHARE = 0.9
 # Values profiled per file: 20 columns at PROFILE_VALUES each. A wider file's columns share it,
 # the columns whose header names a field first, each reading at least MIN_PROFILE_VALUES.
@@ -68,29 +74,21 @@ def normalize_keys(values: Iterable[str]) -> list[str]:
 def reference_tokens(value: str) -> list[str]:
     """The order ids a payment reference names (`#1042`, ` 1042 `, `#1042, #1043`, `Order 7`).
 
-    The parts between separators, each read as `normalize_key` reads an id (a part holds no
-    space, so only a leading `#` goes), the ones holding a digit, each once.
+    The parts between separators (`REF_SPLIT`), each read as `normalize_key` reads an id (a part
+    holds no space, so only a leading `#` goes), the ones holding a digit, each once. One
+    regular expression finds them (`REF_TOKEN`), with no list of parts.
     """
-    parts = REF_SPLIT.split(value)
-    if len(parts) == 1:  # no separator: the value is its only part
-        token = value[1:] if value[:1] == "#" else value
-        return [token] if _HAS_DIGIT.search(token) else []
-    tokens = (part[1:] if part[:1] == "#" else part for part in parts)
-    return list(dict.fromkeys(t for t in tokens if _HAS_DIGIT.search(t)))
+    found = REF_TOKEN.findall(value)
+    return found if len(found) < 2 else list(dict.fromkeys(found))
 
 
 def references_of(values: Iterable[str]) -> dict[str, list[str]]:
     """`reference_tokens` of each distinct value of `values` (a column read once, in bulk)."""
-    split, digit = REF_SPLIT.split, _HAS_DIGIT.search
-    found: dict[str, list[str]] = {}
-    for value in set(values):
-        parts = split(value)
-        if len(parts) == 1:  # as in `reference_tokens`, without a call per value
-            token = value[1:] if value[:1] == "#" else value
-            found[value] = [token] if digit(token) else []
-        else:
-            found[value] = reference_tokens(value)
-    return found
+    distinct = list(set(values))
+    return {
+        value: found if len(found) < 2 else list(dict.fromkeys(found))
+        for value, found in zip(distinct, map(REF_TOKEN.findall, distinct), strict=True)
+    }
 
 
 @dataclass(frozen=True)
@@ -177,10 +175,10 @@ def _profile(
 ) -> ColumnProfile:
     # Filled and distinct counts from the distinct values: the column is read once, in bulk.
     distinct_values = set(values)
-    blanks = [v for v in distinct_values if not v.strip()]
+    blanks = list(filterfalse(str.strip, distinct_values))
     filled_count = len(values) - sum(values.count(blank) for blank in blanks)
     distinct = len(distinct_values) - len(blanks)
-    filled: Iterable[str] = (v for v in values if v.strip()) if blanks else values
+    filled: Iterable[str] = filter(str.strip, values) if blanks else values
     head = list(islice(filled, depth))
     fmt, numeric_share = detect_number_format(head, prefer_decimal_comma=prefer_decimal_comma)
     decimals = decimals_used(head, fmt) if fmt else 0
@@ -194,10 +192,19 @@ def _profile(
                 samples.append(value)
                 if len(samples) == wanted:
                     break
-    # Each test once per distinct value, counted as often as the value occurs.
+    # Each test once per distinct value, counted as often as the value occurs; the tests run
+    # over the distinct values as a whole (`filter`, `map`), not called per value.
     counts = Counter(head)
-    tokens = {value: len(found) for value, found in references_of(counts).items()}
-
+    kinds = list(counts)
+    # A value names an order id when a part holds a digit (`reference_tokens`); only a value
+    # with a separator can name several.
+    named = list(filter(_HAS_DIGIT.search, kinds))
+    parted = filter(REF_SPLIT.search, named)
+    many = [value for value in parted if len(set(REF_TOKEN.findall(value))) > 1]
+    # `is_currency_code` of each value, and `_is_id_like` as three filters.
+    codes = map(CURRENCY_EXPONENTS.__contains__, map(str.upper, map(str.strip, kinds)))
+    ids = filterfalse(_DECIMAL.match, filter(_ID_LIKE.match, named))  # `named` hold a digit
+    total = len(head)
     return ColumnProfile(
         name=name,
         filled=filled_count,
@@ -211,23 +218,29 @@ def _profile(
         timestamp_pattern=pattern if ts_share > 0 else None,
         timestamp_share=ts_share,
         day_month_guessed=guessed,
-        currency_share=_share(counts, is_currency_code),
+        currency_share=_part(sum(compress(counts.values(), codes)), total),
         boolean_share=_boolean_share(counts),
-        id_like_share=_share(counts, _is_id_like),
-        multi_reference_share=_share(counts, lambda v: tokens[v] > 1),
-        reference_share=_share(counts, lambda v: tokens[v] > 0),
+        id_like_share=_part(sum(map(counts.__getitem__, ids)), total),
+        multi_reference_share=_part(sum(map(counts.__getitem__, many)), total),
+        reference_share=_part(sum(map(counts.__getitem__, named)), total),
         currency_mark=_currency_mark(counts) if fmt is not None else None,
         profiled=len(head),
     )
 
 
+def _part(count: int, total: int) -> float:
+    """`count` over `total` (0 when there is nothing to count), as `_share` divides."""
+    return count / total if total else 0.0
+
+
 def _boolean_share(counts: Counter[str]) -> float:
     """The share of values that read as booleans, in a column whose every value could be one.
 
-    A column of `0` and `1` is a flag; a column of amounts that are mostly `0` is not.
+    A column of `0` and `1` is a flag; a column of amounts that are mostly `0` is not. When
+    every value could be one, every value is one: the share is all or nothing.
     """
-    words = {v.strip().lower() for v in counts}
-    return _share(counts, lambda v: v.strip().lower() in _BOOLEAN) if words <= _BOOLEAN else 0.0
+    words = set(map(str.lower, map(str.strip, counts)))
+    return 1.0 if counts.total() and words <= _BOOLEAN else 0.0
 
 
 def _currency_mark(counts: Counter[str]) -> str | None:
@@ -236,6 +249,11 @@ def _currency_mark(counts: Counter[str]) -> str | None:
     `€89.90`, `-$2.55`, `12,50 €` and `EUR 12.50` carry a mark; a file without a currency column
     can still say its currency this way. `counts` holds each distinct value and its count.
     """
+    total = counts.total()
+    # Only a value with a symbol or three letters at an edge can carry one: when too few have
+    # either, no value is read one by one.
+    if sum(map(counts.__getitem__, filter(_MAY_MARK.search, counts))) < MARK_SHARE * total:
+        return None
     marks: Counter[str] = Counter()
     for value, count in counts.items():
         symbol = _SYMBOL.search(value)
@@ -245,22 +263,14 @@ def _currency_mark(counts: Counter[str]) -> str | None:
         code = _EDGE_CODE.search(value)
         if code and is_currency_code(code.group(1) or code.group(2)):
             marks[(code.group(1) or code.group(2)).upper()] += count
-    total = counts.total()
     if not total or marks.total() < MARK_SHARE * total or len(marks) != 1:
         return None
     return next(iter(marks))
 
 
 def _is_id_like(value: str) -> bool:
+    """The identifier rule, one value at a time (`_profile` applies it as three filters)."""
     return bool(_ID_LIKE.match(value) and _HAS_DIGIT.search(value) and not _DECIMAL.match(value))
-
-
-def _share(counts: Counter[str], test: Callable[[str], bool]) -> float:
-    """The share of values passing `test`; `counts` holds each distinct value and its count."""
-    total = counts.total()
-    if not total:
-        return 0.0
-    return sum(n for v, n in counts.items() if test(v)) / total
 
 
 # --- evidence from the sampled rows -------------------------------------------------------------
@@ -313,6 +323,10 @@ def fold(value: str) -> str:
 def transpose(sample: CsvSample) -> list[Sequence[str]]:
     """The sampled values of every column, in header order (each column in row order)."""
     columns, rows = sample.layout.columns, sample.rows
+    if rows and set(map(len, rows)) == {len(columns)}:
+        # One column at a time: `zip(*rows)` would hold an iterator per row, an object per row
+        # for the garbage collector to follow.
+        return [list(map(itemgetter(i), rows)) for i in range(len(columns))]
     return list(zip(*rows, strict=True) if rows else ((),) * len(columns))
 
 
@@ -337,21 +351,11 @@ def success_rows(statuses: Sequence[str]) -> list[int] | None:
 def read_amounts(values: Sequence[str], fmt: NumberFormat | None) -> list[Decimal | None]:
     """Each value as an exact number under `fmt` (None for an empty or unreadable value).
 
-    Each distinct value is read once. Plain ASCII digits (with one decimal point under a format
-    whose decimal mark is the point) fit every format as they are, so they skip the cleaning
-    `parse_number` does and read the same.
+    Each distinct value is read once (`parse_numbers`: the plain ones in bulk).
     """
     if fmt is None:
         return [None] * len(values)
-    point = fmt.decimal == "."
-    read: dict[str, Decimal | None] = {}
-    for value in set(values):
-        if value.isascii() and (
-            value.isdigit() or (point and value[-1:] != "." and value.replace(".", "", 1).isdigit())
-        ):
-            read[value] = Decimal(value)
-        else:
-            read[value] = parse_number(value, fmt) if value.strip() else None
+    read = parse_numbers(values, fmt)
     return list(map(read.__getitem__, values))
 
 

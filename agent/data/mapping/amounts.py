@@ -118,8 +118,8 @@ def decide_units(
     answered.
     """
     orders, payments = datasets[Role.ORDERS], datasets[Role.PAYMENTS]
-    pairs = _matched_amounts(orders, payments, samples)
-    if len(pairs) < 5:
+    order_amounts, pay_amounts, exponents = _matched_amounts(orders, payments, samples)
+    if len(order_amounts) < 5:
         return
     for side, proposal, field in (
         (0, orders, "order_amount"),
@@ -133,7 +133,9 @@ def decide_units(
         if "unit" in answered.get(field, {}):
             continue
         ratios = []
-        for order_amount, pay_amount, exponent in pairs:
+        for order_amount, pay_amount, exponent in zip(
+            order_amounts, pay_amounts, exponents, strict=True
+        ):
             mine, theirs = (order_amount, pay_amount) if side == 0 else (pay_amount, order_amount)
             if theirs and exponent:
                 ratios.append(float(mine / theirs) / 10**exponent)
@@ -159,8 +161,9 @@ def decide_units(
 
 def _matched_amounts(
     orders: DatasetProposal, payments: DatasetProposal, samples: dict[Role, SampleColumns]
-) -> list[tuple[float, float, int]]:
-    """(order amount, payment amount, currency exponent) for sampled rows that match by key."""
+) -> tuple[list[float], list[float], list[int]]:
+    """The order amounts, payment amounts and currency exponents of the sampled payment rows
+    that match an order by key (three lists, a row each)."""
     columns = {
         "key": orders.column_of("order_id"),
         "amount": orders.column_of("order_amount"),
@@ -171,27 +174,32 @@ def _matched_amounts(
     o_reading = orders.options.amounts.get("order_amount")
     p_reading = payments.options.amounts.get("captured_amount")
     if None in columns.values() or o_reading is None or p_reading is None:
-        return []
+        return [], [], []
     o_fmt = NumberFormat(o_reading.decimal, o_reading.thousands)
     p_fmt = NumberFormat(p_reading.decimal, p_reading.thousands)
     o_sample, p_sample = samples[Role.ORDERS], samples[Role.PAYMENTS]
     totals = o_sample.amounts(str(columns["amount"]), o_fmt)
     currencies = o_sample.values(str(columns["ccy"]))
     exponents = {v: CURRENCY_EXPONENTS.get(v.strip().upper()) for v in set(currencies)}
-    by_key: dict[str, tuple[float, int]] = {}
+    # Per order key, its first readable nonzero total and its currency's exponent (two flat
+    # maps, not a pair per order: fewer objects for the garbage collector to follow).
+    by_key: dict[str, float] = {}
+    exponent_of: dict[str, int] = {}
     for key, total, currency in zip(
         o_sample.keys(str(columns["key"])), totals, currencies, strict=True
     ):
         exponent = exponents[currency]
         if total is not None and total != 0 and exponent is not None and key not in by_key:
-            by_key[key] = (float(total), exponent)
+            by_key[key] = float(total)
+            exponent_of[key] = exponent
     references = p_sample.values(str(columns["ref"]))
-    named = p_sample.tokens(str(columns["ref"]))
+    one = p_sample.references(str(columns["ref"])).one  # the references naming one order
     amounts = p_sample.amounts(str(columns["paid"]), p_fmt)
-    pairs = []
+    matched: tuple[list[float], list[float], list[int]] = ([], [], [])
     for reference, paid in zip(references, amounts, strict=True):
-        tokens = named[reference]
-        if len(tokens) == 1 and tokens[0] in by_key and paid:
-            order_total, exponent = by_key[tokens[0]]
-            pairs.append((order_total, float(paid), exponent))
-    return pairs
+        named = one.get(reference)
+        if named is not None and named in by_key and paid:
+            matched[0].append(by_key[named])
+            matched[1].append(float(paid))
+            matched[2].append(exponent_of[named])
+    return matched

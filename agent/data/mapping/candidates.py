@@ -12,14 +12,13 @@ side are compared, each distinct value once, the first `OVERLAP_VALUES` of them 
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from agent.data.mapping.bounds import COMPARED_CANDIDATES, OVERLAP_VALUES, Budget
 from agent.data.mapping.columns import SampleColumns
 from agent.data.mapping.headers import header_score
-from agent.data.profile import ColumnProfile, normalize_keys, reference_tokens
+from agent.data.mapping.references import _References, possible_ids
+from agent.data.profile import ColumnProfile
 from agent.data.schema import FieldSpec, Role
 
 MIN_SCORE = 0.5
@@ -130,18 +129,22 @@ def apply_key_overlap(
     if not order_keys or not refs:
         return
     orders, payments = columns[Role.ORDERS], columns[Role.PAYMENTS]
-    key_sets = {c.column: set(normalize_keys(set(orders.values(c.column)))) for c in order_keys}
+    key_sets = {c.column: orders.key_set(c.column) for c in order_keys}
     per_column = OVERLAP_VALUES // len(refs)
-    references = {
-        c.column: _References.of(payments.values(c.column), per_column, payments.tokens(c.column))
-        for c in refs
-    }
+    references: dict[str, _References | None] = {}
+    for c in refs:
+        values = payments.values(c.column)
+        possible = possible_ids(values)
+        if any(not keys.isdisjoint(possible) for keys in key_sets.values()):
+            references[c.column] = _References.of(values, per_column, payments.references(c.column))
+        else:  # no part of any value is a key: no reference names one, each share is 0
+            references[c.column] = None
     overlap: dict[tuple[str, str], float] = {}
     for key_column, keys in key_sets.items():
         if budget.exhausted():
             return
         for ref_column, named in references.items():
-            overlap[(key_column, ref_column)] = named.share_in(keys)
+            overlap[(key_column, ref_column)] = 0.0 if named is None else named.share_in(keys)
     best_any = max(overlap.values())
     for group, position in ((order_keys, 0), (refs, 1)):
         for candidate in group:
@@ -154,49 +157,3 @@ def apply_key_overlap(
                 candidate.reason += "; its values never match the other file"
     for role in Role:
         scored[role]["order_id"].sort(key=lambda c: -c.score)
-
-
-@dataclass(frozen=True)
-class _References:
-    """The order ids a reference column names, counted once per distinct reference.
-
-    `single` counts, per order id, the references naming only it; `multi` holds the references
-    naming several, with their counts; `total` counts every reference naming one at least.
-    """
-
-    total: int
-    single: dict[str, int]
-    multi: list[tuple[list[str], int]]
-
-    @classmethod
-    def of(
-        cls, values: Iterable[str], limit: int, known: Mapping[str, list[str]] | None = None
-    ) -> _References:
-        """The references of `values`, the first `limit` distinct ones that name an order id.
-
-        `known` holds each value's `reference_tokens` when they were read already.
-        """
-        single: dict[str, int] = {}
-        multi: list[tuple[list[str], int]] = []
-        total = read = 0
-        for value, count in Counter(values).items():
-            tokens = known[value] if known is not None else reference_tokens(value)
-            if not tokens:
-                continue
-            if len(tokens) == 1:
-                single[tokens[0]] = single.get(tokens[0], 0) + count
-            else:
-                multi.append((tokens, count))
-            total += count
-            read += 1
-            if read == limit:
-                break
-        return cls(total, single, multi)
-
-    def share_in(self, keys: set[str]) -> float:
-        """The share of references naming an order id among `keys`."""
-        if not self.total:
-            return 0.0
-        hits = sum(map(self.single.__getitem__, keys.intersection(self.single)))
-        hits += sum(n for tokens, n in self.multi if not keys.isdisjoint(tokens))
-        return hits / self.total

@@ -13,6 +13,7 @@ from decimal import Decimal
 
 from agent.data.formats import NumberFormat
 from agent.data.ingest import CsvSample
+from agent.data.mapping.references import References, read_references
 from agent.data.profile import normalize_keys, read_amounts, references_of, transpose
 
 
@@ -31,6 +32,8 @@ class SampleColumns:
         self._amounts: dict[tuple[str, NumberFormat | None], list[Decimal | None]] = {}
         self._tokens: dict[str, dict[str, list[str]]] = {}
         self._keys: dict[str, list[str]] = {}
+        self._references: dict[str, References] = {}
+        self._normals: dict[str, dict[str, str]] = {}
 
     def by_column(self) -> list[Sequence[str]]:
         """The sampled values of every column, in header order (each column in row order)."""
@@ -55,11 +58,27 @@ class SampleColumns:
             self._tokens[column] = references_of(self.values(column))
         return self._tokens[column]
 
+    def references(self, column: str) -> References:
+        """The order ids each distinct value of `column` names (`read_references`)."""
+        if column not in self._references:
+            self._references[column] = read_references(self.values(column))
+        return self._references[column]
+
     def keys(self, column: str) -> list[str]:
         """The values of `column` as order ids are compared (`normalize_key`), in row order."""
         if column not in self._keys:
-            values = self.values(column)
-            distinct = list(set(values))
-            normal = dict(zip(distinct, normalize_keys(distinct), strict=True))
-            self._keys[column] = list(map(normal.__getitem__, values))
+            self._keys[column] = list(map(self._normal(column).__getitem__, self.values(column)))
         return self._keys[column]
+
+    def key_set(self, column: str) -> set[str]:
+        """The distinct values of `column` as order ids are compared (`normalize_key`)."""
+        if column in self._normals:
+            return set(self._normals[column].values())
+        return set(normalize_keys(set(self.values(column))))
+
+    def _normal(self, column: str) -> dict[str, str]:
+        """Each distinct value of `column` -> its `normalize_key`, each read once."""
+        if column not in self._normals:
+            distinct = list(set(self.values(column)))
+            self._normals[column] = dict(zip(distinct, normalize_keys(distinct), strict=True))
+        return self._normals[column]

@@ -127,43 +127,44 @@ def apply_amount_agreement(
     # The first row of each order (its keys counted from the end, so the first row wins).
     order_keys = orders.columns.keys(keys[0].column)
     order_rows = dict(zip(reversed(order_keys), range(len(order_keys) - 1, -1, -1), strict=True))
-    paid: dict[str, list[int]] = {}
+    # The payment rows naming one order, and that order's key (flat: no list per order).
     references = payments.columns.values(refs[0].column)
-    named = payments.columns.tokens(refs[0].column)
+    one = payments.columns.references(refs[0].column).one  # the references naming one order
+    pay_rows: list[int] = []
+    pay_keys: list[str] = []
     for i in payments.rows:
-        tokens = named[references[i]]
-        if len(tokens) == 1 and tokens[0] in order_rows:
-            paid.setdefault(tokens[0], []).append(i)
-    # Per paid order: the row of its total, and the payment rows naming it.
+        key = one.get(references[i])
+        if key is not None and key in order_rows:
+            pay_rows.append(i)
+            pay_keys.append(key)
+    # Per paid order (in the order first paid): the row of its total.
+    paid = list(dict.fromkeys(pay_keys))
     at = [order_rows[key] for key in paid]
-    payment_rows = list(paid.values())
 
     def paid_sums(pay_values: Sequence[Decimal | None]) -> list[Decimal | None]:
-        """Per paid order, the sum of its payments, or None when one of them does not read."""
-        sums: list[Decimal | None] = []
-        for rows in payment_rows:
-            if len(rows) == 1:  # one payment: its sum is `Decimal(0) + value`, as `sum` adds
-                value = pay_values[rows[0]]
-                sums.append(None if value is None else _ZERO + value)
-                continue
-            parts = [pay_values[i] for i in rows]
-            # `None in parts` is `any(p is None ...)`: a Decimal never equals None.
-            sums.append(None if None in parts else sum(parts, Decimal(0)))  # type: ignore[type-var]
-        return sums
+        """Per paid order, the sum of its payments, or None when one of them does not read.
+
+        Each sum is `sum(payments, Decimal(0))`: the payments added to zero in row order.
+        """
+        sums: dict[str, Decimal | None] = dict.fromkeys(paid, _ZERO)
+        for i, key in zip(pay_rows, pay_keys, strict=True):
+            value, so_far = pay_values[i], sums[key]
+            sums[key] = None if value is None or so_far is None else so_far + value
+        return list(sums.values())
 
     def share(order_values: Sequence[Decimal | None], sums: list[Decimal | None]) -> float:
         compared = agreed = 0
-        for row, paid_sum in zip(at, sums, strict=True):
-            total = order_values[row]
+        for total, paid_sum in zip(map(order_values.__getitem__, at), sums, strict=True):
             if total is None or paid_sum is None:
                 continue
             compared += 1
-            if _same_money(total, paid_sum):
+            if total == paid_sum or _agrees(total, paid_sum):
                 agreed += 1
         return agreed / compared if compared >= _AGREEMENT_MIN_ORDERS else -1.0
 
     best_total = orders.amounts(totals[0].column)
     best_capture = paid_sums(payments.amounts(captures[0].column))
+    summed = {captures[0].column: best_capture}
     measured: list[tuple[Scored, float]] = []
     for candidate in totals:
         if orders.budget.exhausted():
@@ -172,8 +173,9 @@ def apply_amount_agreement(
     for candidate in captures:
         if orders.budget.exhausted():
             return
-        sums = paid_sums(payments.amounts(candidate.column))
-        measured.append((candidate, share(best_total, sums)))
+        if candidate.column not in summed:
+            summed[candidate.column] = paid_sums(payments.amounts(candidate.column))
+        measured.append((candidate, share(best_total, summed[candidate.column])))
     for candidate, agreement in measured:
         candidate.agreement = agreement
 
@@ -190,3 +192,21 @@ def _same_money(first: Decimal, second: Decimal) -> bool:
         or first == second * 1000
         or second == first * 1000
     )
+
+
+def _agrees(total: Decimal, paid_sum: Decimal) -> bool:
+    """`_same_money(total, paid_sum)` for a sum of payments, without its products where they
+    cannot be equal.
+
+    `paid_sum` is a sum (computed in this context), so `paid_sum * 1` is itself: the first
+    comparison is plain equality. A product rounds up by at most one digit, so `x == y * 10**k`
+    needs `x.adjusted() - y.adjusted()` to be k or k + 1: two amounts whose magnitudes differ
+    by at most one digit are equal only as `total == paid_sum * 1` or `paid_sum == total * 1`,
+    and by five digits or more never.
+    """
+    if total == paid_sum:
+        return True
+    apart = total.adjusted() - paid_sum.adjusted()
+    if -1 <= apart <= 1:
+        return paid_sum == total * 1
+    return -4 <= apart <= 4 and _same_money(total, paid_sum)

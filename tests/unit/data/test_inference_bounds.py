@@ -9,16 +9,18 @@ import io
 import random
 import time
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
 
-import agent.data.mapping.candidates as candidates_module
+import agent.data.mapping.columns as columns_module
+import agent.data.mapping.references as references_module
 from agent.data.demo import generate
 from agent.data.ingest import CsvSample, inspect_csv
 from agent.data.mapping import Proposal, infer_mapping
 from agent.data.mapping.bounds import CLOSE_CANDIDATES, COMPARED_CANDIDATES, Budget
-from agent.data.mapping.candidates import _References
+from agent.data.mapping.references import References, _References, read_references
 from agent.data.profile import (
     MIN_PROFILE_VALUES,
     PROFILE_CELLS,
@@ -114,11 +116,14 @@ def test_a_wide_pair_gets_the_mapping_of_its_narrow_core_without_quadratic_work(
 
     tokenized: list[str] = []
 
-    def counting(value: str) -> list[str]:
-        tokenized.append(value)
-        return reference_tokens(value)
+    def counting(values: Iterable[str]) -> References:
+        found = read_references(values)
+        tokenized.extend([*found.one, *found.many])
+        return found
 
-    monkeypatch.setattr(candidates_module, "reference_tokens", counting)
+    # Every column's references are read by `read_references` (each distinct value once).
+    monkeypatch.setattr(references_module, "read_references", counting)
+    monkeypatch.setattr(columns_module, "read_references", counting)
     budget = Budget()
     started = time.thread_time()
     wide = infer_mapping(orders, payments, budget=budget)
