@@ -75,7 +75,10 @@ def _home(standin: SlackStandIn, user: str) -> str:
     published = mine()
     standin.open_home(user)
     # Another person's home may be published meanwhile (after an upload): wait for this one's.
-    standin.workspace.wait_for(lambda: mine() > published, what=f"{user}'s home tab")
+    standin.workspace.wait_for(
+        lambda: mine() > published and user in standin.workspace.home_views,
+        what=f"{user}'s home tab",
+    )
     return json.dumps(standin.workspace.home_views[user])
 
 
