@@ -80,21 +80,22 @@ class ColumnCache:
         meta, parquet = self.folder / f"{key}.json", self.folder / f"{key}.parquet"
         try:
             saved = json.loads(meta.read_text(encoding="utf-8"))
+            layout = CsvLayout(
+                file_name=saved["file_name"],
+                encoding=saved["encoding"],
+                delimiter=saved["delimiter"],
+                header_line=int(saved["header_line"]),
+                columns=tuple(saved["columns"]),
+                notes=tuple(saved["notes"]),
+                records=int(saved["records"]),
+            )
+            digest_read = str(saved["digest"])
             now = time.time()
             os.utime(parquet, (now, now))
             os.utime(meta, (now, now))
-        except (OSError, ValueError):
-            return None
-        layout = CsvLayout(
-            file_name=saved["file_name"],
-            encoding=saved["encoding"],
-            delimiter=saved["delimiter"],
-            header_line=int(saved["header_line"]),
-            columns=tuple(saved["columns"]),
-            notes=tuple(saved["notes"]),
-            records=int(saved["records"]),
-        )
-        return Columns(parquet, saved["digest"], layout)
+        except (OSError, ValueError, KeyError, TypeError):  # no entry, or not one of ours:
+            return None  # the file is parsed again
+        return Columns(parquet, digest_read, layout)
 
     def columns(
         self,

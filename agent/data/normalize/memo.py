@@ -46,17 +46,18 @@ class ValidationMemo:
         path = self.folder / f"{key}.json"
         try:
             saved = json.loads(path.read_text(encoding="utf-8"))
+            report = ValidationReport(
+                rows=dict(saved["rows"]),
+                checks=[FieldCheck(**check) for check in saved["checks"]],
+                errors=list(saved["errors"]),
+                warnings=list(saved["warnings"]),
+                facts=list(saved["facts"]),
+            )
             now = time.time()
             os.utime(path, (now, now))
-        except (OSError, ValueError):
-            return None
-        return ValidationReport(
-            rows=dict(saved["rows"]),
-            checks=[FieldCheck(**check) for check in saved["checks"]],
-            errors=list(saved["errors"]),
-            warnings=list(saved["warnings"]),
-            facts=list(saved["facts"]),
-        )
+        except (OSError, ValueError, KeyError, TypeError):  # none, or not one of ours:
+            return None  # the file is validated again
+        return report
 
     def remember(self, key: str, report: ValidationReport) -> None:
         """Keep `report` under `key` (a failure to write only costs a validation later)."""

@@ -274,3 +274,17 @@ def test_another_process_inspects_a_file_from_its_kept_head_without_fetching_it(
     assert again.layout.file_name == "Orders (2).csv"
     proposal = another.proposal((again, again), (sha(orders), sha(orders)))
     assert another.proposal((again, again), (sha(orders), sha(orders))) is proposal
+
+
+def test_an_entry_or_a_report_that_is_not_one_of_ours_is_computed_again(
+    demo: Path, mapping: Mapping, tmp_path: Path
+) -> None:
+    cache = cache_in(tmp_path / "cache")
+    orders = demo / "orders.csv"
+    first = cache.columns("orders.csv", UTF8_COMMA, lambda: nullcontext(orders), digest=sha(orders))
+    first.parquet.with_suffix(".json").write_text('{"digest": "sha256:x"}')  # valid JSON, no layout
+    assert cache.get(sha(orders), UTF8_COMMA) is None
+    memo = ValidationMemo(tmp_path / "memo", max_age=timedelta(days=2))
+    (tmp_path / "memo").mkdir()
+    (tmp_path / "memo" / "k.json").write_text('{"rows": {}, "checks": [{"file": 1}]}')
+    assert memo.recall("k") is None
