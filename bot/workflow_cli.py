@@ -16,15 +16,15 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, TextIO
 
-from agent.data.ledger import ledger_lines
 from agent.data.schema import READING_OPTIONS, SCHEMA, Role
-from agent.domain import ApprovalRequest, Approver, Outcome, PauseStatus
+from agent.domain import ApprovalRequest, Approver, Outcome
 from agent.errors import ApprovalRefusedError, ReconbotError, WorkflowError
 from agent.usecases import UseCases
 from agent.usecases.common import Upload
 from bot.composition import Runtime, build_runtime, migrate_database
 from bot.config import Settings
 from bot.readings import describe_reading
+from bot.status_text import render_outcome, render_status
 from bot.terminal import TerminalProgress, terminal_identity
 
 EXIT_OK, EXIT_REFUSED, EXIT_REJECTED = 0, 2, 3
@@ -187,16 +187,6 @@ def render_request(request: ApprovalRequest) -> str:
     return "\n".join(lines)
 
 
-def render_outcome(outcome: Outcome) -> str:
-    """An outcome as a person reads it in a terminal, with where every row of each file went."""
-    lines = [f"Outcome of {outcome.investigation_id} (request {outcome.pause_id}):", outcome.report]
-    ledger = ledger_lines(outcome.summary)
-    if ledger:
-        lines.append("Every row accounted for:")
-        lines.extend(f"  {line}" for line in ledger)
-    return "\n".join(lines)
-
-
 def parse_edit(text: str) -> dict[Role, dict[str, str]]:
     """`[ROLE.]FIELD=COLUMN ...` and `ROLE.OPTION=VALUE ...` as answers.
 
@@ -349,25 +339,7 @@ def _status(args: argparse.Namespace) -> int:
     if args.json:
         print(report.model_dump_json())
         return EXIT_OK
-    inv = report.investigation
-    print(f"{inv.id}: {inv.status.value}, revision {inv.revision}, requested by {inv.requested_by}")
-    for state in report.pauses:
-        request = state.request
-        who = f" by {state.decided_by}" if state.decided_by else ""
-        reason = f" ({state.reason})" if state.reason else ""
-        print(
-            f"  {request.pause_id} {request.kind.value}, revision {request.revision}: "
-            f"{state.status.value}{who}{reason}"
-        )
-        if state.status is PauseStatus.PENDING:
-            print(f"    authorization {request.authorization_identity}")
-    for decision in report.decisions:
-        verdict = "accepted" if decision.accepted else f"refused {decision.refusal}"
-        print(f"  {decision.at:%Y-%m-%d %H:%M:%S} {decision.actor} {decision.action}: {verdict}")
-    if report.outcome is not None:
-        print(render_outcome(report.outcome))
-    elif any(s.status is PauseStatus.PENDING for s in report.pauses):
-        print("  awaiting a decision")
+    print(render_status(report))
     return EXIT_OK
 
 
