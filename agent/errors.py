@@ -32,6 +32,12 @@ what the uploader already sees in their own file. Code that shows errors to user
     │   └── ModelUnavailableError   a timeout, no route, or a refusal of the request
     ├── StorageError              the file store (disk or S3) could not be reached or refused a
     │                             read or write; says so in words with a log reference
+    ├── DatabaseError             the state database cannot be used as configured
+    │   ├── DatabaseUnavailableError  it could not be reached (a server down, a wrong address)
+    │   └── NoDatabaseError           a command that reads cases found no database where they
+    │                                 are kept (it never creates an empty one)
+    ├── CommandLineError          a path named on the command line: a file that is not there,
+    │                             an output that would overwrite something
     └── ConfigurationError        settings that cannot work (a bad URL, a missing secret)
         └── PolicyError             the policy file (RECONBOT_POLICY) cannot be used; names the
                                     file and, where the problem is one key's, the key
@@ -138,6 +144,22 @@ class StorageUnavailableError(StorageError):
     """The file store could not be reached or was busy (a timeout, a dropped connection, a 5xx
     or a throttle), even after its own retries: a passing condition, so the work that met it
     is retried later by the job queue instead of asking the person to upload again."""
+
+
+class DatabaseError(ReconbotError):
+    """The state database cannot be used as configured; `str()` says where it was looked for."""
+
+
+class DatabaseUnavailableError(DatabaseError):
+    """The database server could not be reached or refused the connection."""
+
+
+class NoDatabaseError(DatabaseError):
+    """No database exists where the cases are kept; reading commands never create one."""
+
+
+class CommandLineError(ReconbotError):
+    """A path named on the command line cannot be used: missing, a folder, or in the way."""
 
 
 class MappingError(ReconbotError):

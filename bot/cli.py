@@ -24,7 +24,9 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -33,18 +35,20 @@ from pydantic import ValidationError
 from agent.data.demo import generate
 from agent.data.ingest import inspect_csv
 from agent.data.mapping import Proposal, infer_mapping
+from agent.data.money import format_amount, format_money
 from agent.data.normalize import ValidationReport
 from agent.data.pipeline import run_job
 from agent.data.reconcile import Reconciliation, connect, load_and_validate
 from agent.data.schema import Mapping, Role
-from agent.errors import MappingError, ReconbotError
+from agent.errors import CommandLineError, MappingError, ReconbotError
 from bot import slack_cli, workflow_cli
 from bot.composition import configured_policy
 from bot.config import Settings
+from bot.paths import output_file, output_folder, readable_file
 
 logger = logging.getLogger(__name__)
 
-EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -53,15 +57,42 @@ def main(argv: list[str] | None = None) -> int:
         level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s %(message)s"
     )
     args = _parser().parse_args(argv)
+    as_json = bool(getattr(args, "json", False))
     try:
         return int(args.handler(args))
+    except BrokenPipeError:
+        return _output_closed()
+    except KeyboardInterrupt:
+        print("reconbot: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except ReconbotError as error:
-        print(f"reconbot: {error}", file=sys.stderr)
+        _say_error(str(error), type(error).__name__, as_json=as_json)
         return EXIT_BAD_INPUT
     except Exception:
         logger.exception("command=%s | internal error", args.command)
-        print("reconbot: internal error (details are in the log above)", file=sys.stderr)
+        _say_error("internal error (details are in the log)", "InternalError", as_json=as_json)
         return EXIT_INTERNAL
+
+
+def _say_error(message: str, kind: str, *, as_json: bool) -> None:
+    """One sentence on stderr; with --json also an `error` document on stdout, so a program
+    reading one document per line learns why the command stopped."""
+    print(f"reconbot: {message}", file=sys.stderr, flush=True)
+    if as_json:
+        document = {"type": "error", "error": kind, "message": message}
+        try:
+            print(json.dumps(document, ensure_ascii=False), flush=True)
+        except BrokenPipeError:
+            _output_closed()
+
+
+def _output_closed() -> int:
+    """The reader of stdout went away (`| head`): stop quietly. What was decided before
+    stays decided; stdout is pointed at /dev/null so the interpreter's final flush is quiet."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return EXIT_OK
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -98,15 +129,20 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _demo_data(args: argparse.Namespace) -> int:
-    truth = generate(args.rows, args.out, seed=args.seed)
-    print(
-        f"wrote {args.out / 'orders.csv'}, {args.out / 'payments.csv'}, {args.out / 'truth.json'}"
-    )
+    if args.rows < 1:
+        raise CommandLineError(f"--rows {args.rows}: write at least one order")
+    out = output_folder(args.out, option="--out")
+    truth = generate(args.rows, out, seed=args.seed)
+    print(f"wrote {out / 'orders.csv'}, {out / 'payments.csv'}, {out / 'truth.json'}")
     print(json.dumps(truth["findings"], indent=2))
     return EXIT_OK
 
 
 def _inspect(args: argparse.Namespace) -> int:
+    for path in (args.first, args.second):
+        readable_file(path)
+    if args.save_mapping is not None:
+        output_file(args.save_mapping, option="--save-mapping")
     samples = [inspect_csv(p, p.name) for p in (args.first, args.second)]
     proposal = infer_mapping(*samples)
     report: ValidationReport | None = None
@@ -122,10 +158,11 @@ def _inspect(args: argparse.Namespace) -> int:
         report = load_and_validate(connect(), files, mapping)
         if args.save_mapping and report.ok:
             args.save_mapping.write_text(mapping.model_dump_json(indent=2) + "\n")
+    complete = {s.layout.file_name for s in samples if s.complete}
     if args.json:
-        print(json.dumps(_proposal_document(proposal, report), indent=2))
+        print(json.dumps(_proposal_document(proposal, report), ensure_ascii=False))
     else:
-        print(render_proposal(proposal, report))
+        print(render_proposal(proposal, report, complete=complete))
         if args.save_mapping and report is not None and report.ok:
             print(f"\nmapping saved to {args.save_mapping}")
     return EXIT_OK if mapping is not None and report is not None and report.ok else EXIT_BAD_INPUT
@@ -133,23 +170,28 @@ def _inspect(args: argparse.Namespace) -> int:
 
 def _reconcile(args: argparse.Namespace) -> int:
     policy = configured_policy(Settings())  # configuration first: a bad policy file stops here
+    for path in (args.orders, args.payments):
+        readable_file(path)
+    export = output_file(args.export, option="--export")
     mapping = _read_mapping(args.mapping)
     files = {
         Role.ORDERS: (args.orders, args.orders.name),
         Role.PAYMENTS: (args.payments, args.payments.name),
     }
-    result = run_job(files, mapping, policy, args.export)
+    result = run_job(files, mapping, policy, export)
     if args.json:
         summary = result.reconciliation.summary()
         document = {
+            "type": "outcome",
             "inputs": {role.value: digest for role, digest in result.digests.items()},
             "summary": summary.model_dump(mode="json"),
-            "exceptions_csv": str(args.export),
+            "exceptions_csv": str(export),
+            "export_rows": result.exported,
         }
-        print(json.dumps(document, indent=2))
+        print(json.dumps(document, ensure_ascii=False))
     else:
         print(render_outcome(result.reconciliation, result.digests))
-        print(f"\n{result.exported} exceptions written to {args.export}")
+        print(f"\n{result.exported:,} exceptions written to {export}")
     return EXIT_OK
 
 
@@ -161,6 +203,8 @@ def _read_mapping(path: Path) -> Mapping:
         raise MappingError(
             f"no mapping file at {path}; save one with `reconbot inspect … --save-mapping`"
         ) from None
+    except IsADirectoryError:
+        raise MappingError(f"--mapping {path} is a folder, not a saved mapping") from None
     except (ValidationError, UnicodeDecodeError) as error:
         raise MappingError(f"{path} is not a saved reconbot mapping ({error})") from None
 
@@ -204,12 +248,17 @@ def _proposal_document(proposal: Proposal, report: ValidationReport | None) -> d
     return document
 
 
-def render_proposal(proposal: Proposal, report: ValidationReport | None) -> str:
-    """The proposal as a person reads it in a terminal."""
+def render_proposal(
+    proposal: Proposal, report: ValidationReport | None, *, complete: Collection[str] = ()
+) -> str:
+    """The proposal as a person reads it in a terminal; `complete` names the files whose
+    sample was the whole file."""
     lines = [f"Roles decided with confidence {proposal.role_confidence:.0%}"]
     for dataset in (proposal.orders, proposal.payments):
+        total = report.rows.get(dataset.role.value) if report is not None else None
         lines.append(
-            f"\n{dataset.role.value}: {dataset.file_name} ({dataset.sampled_rows} rows sampled)"
+            f"\n{dataset.role.value}: {dataset.file_name} "
+            f"({_sampled(dataset.sampled_rows, total, dataset.file_name in complete)})"
         )
         for choice in dataset.choices:
             column = f'"{choice.column}"' if choice.column else "-"
@@ -241,6 +290,15 @@ def render_proposal(proposal: Proposal, report: ValidationReport | None) -> str:
     return "\n".join(lines)
 
 
+def _sampled(sampled: int, total: int | None, complete: bool) -> str:
+    """How much of a file the proposal was inferred from, in words."""
+    if complete:
+        return f"all {sampled:,} rows read"
+    if total is not None:
+        return f"first {sampled:,} of {total:,} rows sampled, every row checked"
+    return f"first {sampled:,} rows sampled"
+
+
 def render_outcome(run: Reconciliation, digests: dict[Role, str]) -> str:
     """The outcome as a person reads it in a terminal: summary and top findings."""
     summary = run.summary()
@@ -254,14 +312,16 @@ def render_outcome(run: Reconciliation, digests: dict[Role, str]) -> str:
     lines.extend(f"  {ledger.line()}" for ledger in summary.ledger)
     lines.append("\nFindings:")
     for total in summary.categories:
-        money = ", ".join(f"{c} {a}" for c, a in sorted(total.difference_by_currency.items()))
+        money = ", ".join(
+            format_money(a, c) for c, a in sorted(total.difference_by_currency.items())
+        )
         lines.append(f"  {total.category:<28} {total.count:>8,}  {money}")
     lines.append("\nMatched per currency:")
     for cur in summary.currencies:
         lines.append(
             f"  {cur.currency}: {cur.matched_orders:,} of {cur.orders:,} orders matched "
-            f"({cur.matched_total} of {cur.order_total}); {cur.captures:,} captures, "
-            f"{cur.captured_total}"
+            f"({format_amount(cur.matched_total)} of {format_amount(cur.order_total)}); "
+            f"{cur.captures:,} captures, {format_amount(cur.captured_total)}"
         )
     top = run.findings(limit=5)
     if top:
@@ -272,8 +332,9 @@ def render_outcome(run: Reconciliation, digests: dict[Role, str]) -> str:
             )
             lines.append(
                 f"  {finding.category}: orders {', '.join(finding.order_ids) or '-'}, "
-                f"payments {', '.join(finding.payment_ids) or '-'}; expected {finding.expected} "
-                f"{finding.currency}, found {finding.actual} ({where})"
+                f"payments {', '.join(finding.payment_ids) or '-'}; expected "
+                f"{format_money(finding.expected, finding.currency)}, found "
+                f"{format_money(finding.actual, finding.currency)} ({where})"
             )
     return "\n".join(lines)
 

@@ -9,7 +9,8 @@ bad file stops start-up with one line naming the file and the problem.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -25,7 +26,7 @@ from agent.data.cache import SampleCache
 from agent.data.policy import Policy, load_policy
 from agent.dependencies import Dependencies, SystemClock, WorkflowSettings
 from agent.domain import ApproverPolicy
-from agent.errors import ConfigurationError
+from agent.errors import ConfigurationError, DatabaseUnavailableError, NoDatabaseError
 from agent.models.bedrock import BedrockSettings, build_bedrock_model, check_access
 from agent.models.offline import OfflineModel
 from agent.ports import UnitOfWorkFactory
@@ -130,19 +131,25 @@ def build_runtime(
     model: Model | None = None,
     recover: bool = True,
     check_model: bool = True,
+    create: bool = True,
 ) -> Runtime:
     """Wire everything; upgrade an embedded SQLite database and recover interrupted approvals.
 
     The policy file is read first: a bad one stops start-up before the database is touched.
+    With `create=False` (commands that read or decide existing cases) a SQLite database that
+    does not exist is an error naming where it was looked for, never a new empty one.
     """
     policy = configured_policy(settings)
+    if not create:
+        require_database(settings)
     engine = create_engine(settings.database_url)
-    if is_sqlite(engine):
-        migrate(engine)
-    elif current_revision(engine) != head_revision():
-        raise ConfigurationError(
-            "The database is not at the current schema; run `reconbot migrate` first."
-        )
+    with reachable(settings):
+        if is_sqlite(engine):
+            migrate(engine)
+        elif current_revision(engine) != head_revision():
+            raise ConfigurationError(
+                "The database is not at the current schema; run `reconbot migrate` first."
+            )
     uow = SqlUnitOfWorkFactory(engine)
     blobs = open_blob_store(settings.blob_url, s3_endpoint_url=settings.s3_endpoint_url)
     service = build_use_cases(
@@ -166,7 +173,35 @@ def build_runtime(
 
 def migrate_database(settings: Settings) -> str | None:
     """Apply the migrations to the configured database; returns its revision."""
-    return migrate(create_engine(settings.database_url))
+    with reachable(settings):
+        return migrate(create_engine(settings.database_url))
+
+
+def require_database(settings: Settings) -> None:
+    """Raise NoDatabaseError when the configured SQLite file does not exist: a command that
+    reads cases must say where it looked rather than create an empty database there."""
+    path = settings.sqlite_path
+    if path is not None and not path.exists():
+        raise NoDatabaseError(
+            f"no reconbot database at {path}: no case has been started with this state. "
+            f"Cases are kept in {settings.state_home} unless RECONBOT_HOME or "
+            "RECONBOT_DATABASE_URL say otherwise; use the same settings as the shell that "
+            "started the investigation."
+        )
+
+
+@contextmanager
+def reachable(settings: Settings) -> Iterator[None]:
+    """Turn a database that cannot be reached into one sentence naming it (no password)."""
+    try:
+        yield
+    except (sa.exc.OperationalError, sa.exc.InterfaceError) as error:
+        first = str(error.orig or error).strip().splitlines()
+        why = first[0] if first else type(error).__name__
+        logger.info("database=%s | database unreachable", settings.database_display)
+        raise DatabaseUnavailableError(
+            f"the database at {settings.database_display} could not be reached ({why})"
+        ) from None
 
 
 def slack_client(settings: Settings) -> WebClient:

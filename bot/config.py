@@ -11,8 +11,10 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field, field_validator
+from platformdirs import user_data_path
+from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from sqlalchemy.engine import make_url
 
 _DURATION = re.compile(r"^\s*(\d+)\s*([smhd])\s*$")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
@@ -39,8 +41,9 @@ class Settings(BaseSettings):
     slack_signing_secret: str | None = Field(default=None, alias="SLACK_SIGNING_SECRET", repr=False)
     slack_app_token: str | None = Field(default=None, alias="SLACK_APP_TOKEN", repr=False)
     slack_api_url: str = Field(default="https://slack.com/api/", alias="SLACK_API_URL")
-    database_url: str = Field(default="sqlite:///var/reconbot.db", alias="RECONBOT_DATABASE_URL")
-    blob_url: str = Field(default="file://var/blobs", alias="RECONBOT_BLOB_URL")
+    reconbot_home: Path | None = Field(default=None, alias="RECONBOT_HOME")
+    database_url: str = Field(default="", alias="RECONBOT_DATABASE_URL")
+    blob_url: str = Field(default="", alias="RECONBOT_BLOB_URL")
     s3_endpoint_url: str | None = Field(default=None, alias="RECONBOT_S3_ENDPOINT_URL")
     model: Literal["offline", "bedrock"] = Field(default="offline", alias="RECONBOT_MODEL")
     bedrock_model_id: str = Field(
@@ -61,7 +64,7 @@ class Settings(BaseSettings):
     claim_lease: timedelta = Field(default=timedelta(minutes=15), alias="RECONBOT_CLAIM_LEASE")
     expiry_sweep: timedelta = Field(default=timedelta(seconds=30), alias="RECONBOT_EXPIRY_SWEEP")
     max_upload_mb: int = Field(default=200, alias="RECONBOT_MAX_UPLOAD_MB", gt=0)
-    work_dir: Path = Field(default=Path("var/work"), alias="RECONBOT_WORK_DIR")
+    work_dir: Path = Field(default=Path(), alias="RECONBOT_WORK_DIR")
     cache_max_mb: int = Field(default=4096, alias="RECONBOT_CACHE_MAX_MB", gt=0)
     cache_max_age: timedelta = Field(default=timedelta(days=2), alias="RECONBOT_CACHE_MAX_AGE")
     policy_path: Path | None = Field(default=None, alias="RECONBOT_POLICY")
@@ -74,6 +77,49 @@ class Settings(BaseSettings):
     worker_stalled_after: timedelta = Field(
         default=timedelta(seconds=30), alias="RECONBOT_WORKER_STALLED_AFTER"
     )
+
+    @model_validator(mode="after")
+    def _state_in_home(self) -> Settings:
+        """The database, the files and the work directory default to one absolute place, the
+        state home, so that every shell and every process finds the same cases."""
+        home = self.state_home
+        if not self.database_url.strip():
+            self.database_url = f"sqlite:///{home / 'reconbot.db'}"
+        if not self.blob_url.strip():
+            self.blob_url = f"file://{home / 'blobs'}"
+        if self.work_dir == Path():
+            self.work_dir = home / "work"
+        return self
+
+    @property
+    def state_home(self) -> Path:
+        """Where state lives by default: `RECONBOT_HOME`, else the platform's user data folder
+        (`~/.local/share/reconbot` on Linux), always absolute."""
+        home = self.reconbot_home or user_data_path("reconbot")
+        return home.expanduser().resolve()
+
+    def describe_state(self) -> str:
+        """Where this configuration keeps its cases, in one line for a person (no password)."""
+        files = self.blob_url
+        if files.startswith("file://"):
+            files = str(Path(files.removeprefix("file://")).expanduser().resolve())
+        return f"cases kept in {self.database_display}, files in {files}"
+
+    @property
+    def database_display(self) -> str:
+        """The database URL as it may be shown: a SQLite file as its path, a password hidden."""
+        path = self.sqlite_path
+        if path is not None:
+            return str(path)
+        return make_url(self.database_url).render_as_string(hide_password=True)
+
+    @property
+    def sqlite_path(self) -> Path | None:
+        """The SQLite database file (absolute), or None for another database or `:memory:`."""
+        url = make_url(self.database_url)
+        if not url.drivername.startswith("sqlite") or url.database in (None, "", ":memory:"):
+            return None
+        return Path(url.database).expanduser().resolve()
 
     @field_validator("approvers", mode="before")
     @classmethod

@@ -84,6 +84,7 @@ def _serve(args: argparse.Namespace) -> int:
     )
     bot.start()
     print(f"reconbot: serving {server.url}{EVENTS_PATH} and {server.url}/healthz", flush=True)
+    print(f"reconbot: {settings.describe_state()}", flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
@@ -104,6 +105,7 @@ def _socket(args: argparse.Namespace) -> int:
     handler = SocketModeHandler(bot.app, settings.slack_app_token)
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
     print("reconbot: connected in Socket Mode; Ctrl-C stops", flush=True)
+    print(f"reconbot: {settings.describe_state()}", flush=True)
     try:
         handler.start()  # type: ignore[no-untyped-call]
     except KeyboardInterrupt:
@@ -126,6 +128,7 @@ def _worker(args: argparse.Namespace) -> int:
         "Ctrl-C or SIGTERM stops after the running jobs",
         flush=True,
     )
+    print(f"reconbot: {settings.describe_state()}", flush=True)
     worker.run(name)
     return 0
 

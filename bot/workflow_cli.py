@@ -13,22 +13,26 @@ import json
 import shlex
 import sys
 from contextlib import ExitStack
+from functools import partial
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from agent.data.schema import READING_OPTIONS, SCHEMA, Role
-from agent.domain import ApprovalRequest, Approver, Outcome
+from agent.domain import ApprovalRequest, Approver
 from agent.errors import ApprovalRefusedError, ReconbotError, WorkflowError
 from agent.usecases import UseCases
 from agent.usecases.common import Upload
 from bot.composition import Runtime, build_runtime, migrate_database
 from bot.config import Settings
-from bot.readings import describe_reading
-from bot.status_text import render_outcome, render_status
+from bot.exceptions_file import locate_exceptions
+from bot.paths import output_file, readable_file
+from bot.printer import Printer
+from bot.status_text import render_status
 from bot.terminal import TerminalProgress, terminal_identity
 
 EXIT_OK, EXIT_REFUSED, EXIT_REJECTED = 0, 2, 3
 PROMPT = "decision> approve | reject REASON | edit [ROLE.]FIELD=COLUMN ... | ask QUESTION\n"
+AFTER_DECISION = "ask QUESTION about the outcome, or end with Ctrl-D\n"
 
 
 def add_commands(commands: Any) -> None:
@@ -39,6 +43,9 @@ def add_commands(commands: Any) -> None:
     investigate.add_argument("orders")
     investigate.add_argument("payments")
     investigate.add_argument("--json", action="store_true")
+    investigate.add_argument(
+        "--export", type=Path, metavar="FILE", help="write the exceptions CSV here on approval"
+    )
     investigate.set_defaults(handler=_investigate)
 
     decide = commands.add_parser("decide", help="decide a pending request from any process")
@@ -53,10 +60,13 @@ def add_commands(commands: Any) -> None:
         "--authorization", help="required: the authorization identity printed with the request"
     )
     decide.add_argument("--json", action="store_true")
+    decide.add_argument(
+        "--export", type=Path, metavar="FILE", help="write the exceptions CSV here on approval"
+    )
     decide.set_defaults(handler=_decide)
 
     status = commands.add_parser("status", help="an investigation's saved state and outcome")
-    status.add_argument("investigation_id")
+    status.add_argument("investigation_id", nargs="?", help="without it: where cases are kept")
     status.add_argument("--json", action="store_true")
     status.set_defaults(handler=_status)
 
@@ -69,122 +79,10 @@ def add_commands(commands: Any) -> None:
     verify.set_defaults(handler=_audit_verify)
 
 
-def _runtime(*, agent: bool = True) -> Runtime:
-    """The runtime; commands that never run the agent skip the model's start-up check."""
-    return build_runtime(Settings(), check_model=agent)
-
-
-class Printer:
-    """Prints each step for a person, or as one JSON document per line."""
-
-    def __init__(self, as_json: bool, out: TextIO = sys.stdout) -> None:
-        self.as_json = as_json
-        self.out = out
-
-    def emit(self, document: dict[str, Any], text: str) -> None:
-        """Print one step."""
-        if self.as_json:
-            print(json.dumps(document, ensure_ascii=False), file=self.out, flush=True)
-        else:
-            print(text, file=self.out, flush=True)
-
-    def request(self, request: ApprovalRequest) -> None:
-        """Print an approval request (or a clarification)."""
-        self.emit(request_document(request), render_request(request))
-
-    def outcome(self, outcome: Outcome) -> None:
-        """Print an outcome."""
-        self.emit(outcome_document(outcome), render_outcome(outcome))
-
-    def refusal(self, error: ApprovalRefusedError) -> None:
-        """Print a refused decision."""
-        self.emit(
-            {"type": "refusal", "reason": error.reason, "message": str(error)},
-            f"Refused ({error.reason}): {error}",
-        )
-
-
-def request_document(request: ApprovalRequest) -> dict[str, Any]:
-    """The JSON form of a request: ids, kind, mapping, inputs and the authorization identity."""
-    return {
-        "type": "request",
-        "investigation_id": request.investigation_id,
-        "pause_id": request.pause_id,
-        "kind": request.kind.value,
-        "revision": request.revision,
-        "files": [f.model_dump(mode="json") for f in request.files],
-        "input_identity": request.input_identity,
-        "mapping": request.mapping.model_dump(mode="json") if request.mapping else None,
-        "mapping_digest": request.mapping_digest,
-        "policy_version": request.policy_version,
-        "authorization_identity": request.authorization_identity,
-        "expires_at": request.expires_at.isoformat(),
-        "questions": [c.model_dump(mode="json") for c in request.clarifications],
-        "problems": request.problems,
-        "message": request.message,
-    }
-
-
-def outcome_document(outcome: Outcome) -> dict[str, Any]:
-    """The JSON form of an outcome: counts per category id, and where the exceptions are."""
-    return {
-        "type": "outcome",
-        "investigation_id": outcome.investigation_id,
-        "pause_id": outcome.pause_id,
-        "revision": outcome.revision,
-        "counts": outcome.counts,
-        "total_findings": sum(outcome.counts.values()),
-        "export_digest": outcome.export_digest,
-        "export_rows": outcome.export_rows,
-        "ledger": outcome.summary.get("ledger", []),
-        "report": outcome.report,
-    }
-
-
-def render_request(request: ApprovalRequest) -> str:
-    """A request as a person reads it in a terminal."""
-    title = {
-        "confirmation": "Approval needed",
-        "clarification": "A question before approval",
-        "blocked_reconcile": "Reconciling is blocked until the mapping is approved",
-    }[request.kind.value]
-    lines = [
-        f"{title}: {request.investigation_id}, revision {request.revision}",
-        f"  request {request.pause_id}, expires {request.expires_at:%Y-%m-%d %H:%M} UTC",
-    ]
-    for ref in request.files:
-        rows = request.rows.get(ref.role.value)
-        shown = f", {rows:,} rows" if rows is not None else ""
-        lines.append(
-            f"  {ref.role.value}: {ref.name} ({ref.size:,} bytes{shown}) {ref.digest[:19]}…"
-        )
-    if request.fields:
-        lines.append("  mapping:")
-        for reading in request.fields:
-            if reading.column is None:
-                continue
-            samples = ", ".join(reading.samples[:3])
-            lines.append(
-                f"    {reading.role.value}.{reading.field:<16} <- {reading.column!r:<28} "
-                f"{reading.confidence_percent:>3}%  e.g. {samples}"
-            )
-    if request.mapping is not None:
-        for role in Role:
-            lines.append(
-                f"    {role.value} read as: {describe_reading(request.mapping.for_role(role))}"
-            )
-    if request.mapping_digest:
-        lines.append(f"  mapping digest {request.mapping_digest}")
-    lines.append(f"  policy {request.policy_version}")
-    lines.append(f"  authorization {request.authorization_identity}")
-    lines.extend(f"  problem: {p}" for p in request.problems)
-    for question in request.clarifications:
-        lines.append(f"  question: {question.question}")
-        if question.choices:
-            lines.append(f"    choices: {', '.join(question.choices)}")
-    lines.extend(f"  note: {w}" for w in request.warnings)
-    lines.append(f"  {request.message}")
-    return "\n".join(lines)
+def _runtime(settings: Settings, *, agent: bool = True, create: bool = True) -> Runtime:
+    """The runtime; commands that never run the agent skip the model's start-up check, and
+    commands on existing cases (`create=False`) never create an empty database."""
+    return build_runtime(settings, check_model=agent, create=create)
 
 
 def parse_edit(text: str) -> dict[Role, dict[str, str]]:
@@ -233,18 +131,24 @@ def parse_edit(text: str) -> dict[Role, dict[str, str]]:
 
 
 def _investigate(args: argparse.Namespace) -> int:
-    return investigate_files(args.orders, args.payments, as_json=args.json)
+    return investigate_files(args.orders, args.payments, as_json=args.json, export=args.export)
 
 
-def investigate_files(orders: str | Path, payments: str | Path, *, as_json: bool) -> int:
+def investigate_files(
+    orders: str | Path, payments: str | Path, *, as_json: bool, export: Path | None = None
+) -> int:
     """Investigate two files in this terminal, deciding on stdin; returns the exit code."""
-    service = _runtime().service
+    paths = [readable_file(Path(path)) for path in (orders, payments)]
+    settings = Settings()
+    export = None if export is None else output_file(export, option="--export")
+    service = _runtime(settings).service
+    print(f"reconbot: {settings.describe_state()}", file=sys.stderr, flush=True)
     printer = Printer(as_json)
+    printer.locate = partial(locate_exceptions, service, settings, export=export)
     user = terminal_identity()
     with ExitStack() as stack:
         uploads = [
-            Upload(stack.enter_context(open(path, "rb")), Path(path).name, local=True)
-            for path in (orders, payments)
+            Upload(stack.enter_context(open(path, "rb")), path.name, local=True) for path in paths
         ]
         started = service.intake.start(uploads, requested_by=user, progress=TerminalProgress())
     request = started.request
@@ -254,11 +158,16 @@ def investigate_files(orders: str | Path, payments: str | Path, *, as_json: bool
 
 
 def _decision_loop(service: UseCases, printer: Printer, request: ApprovalRequest, user: str) -> int:
+    """Read decisions on stdin until one ends the case, then questions until end of input;
+    returns the decision's exit code (pending: 0)."""
     interactive = sys.stdin.isatty()
+    decided: int | None = None
     while True:
         if interactive and not printer.as_json:
-            print(PROMPT, end="", flush=True)
+            print(PROMPT if decided is None else AFTER_DECISION, end="", flush=True)
         line = sys.stdin.readline()
+        if not line and decided is not None:
+            return decided
         if not line:
             ids = {"pause_id": request.pause_id, "investigation_id": request.investigation_id}
             printer.emit(
@@ -270,12 +179,18 @@ def _decision_loop(service: UseCases, printer: Printer, request: ApprovalRequest
             return EXIT_OK
         command, _, rest = line.strip().partition(" ")
         try:
-            if command in ("approve", "reject", "edit"):
+            if command in ("approve", "reject", "edit") and decided is not None:
+                printer.emit(
+                    {"type": "error", "message": "this request is decided"},
+                    f"Request {request.pause_id} is decided. {AFTER_DECISION.strip()}",
+                )
+            elif command in ("approve", "reject", "edit"):
                 pause = (request.pause_id, request.authorization_identity)
                 done = _apply(service, printer, command, pause, user, rest)
                 if isinstance(done, int):
-                    return done
-                request = done
+                    decided = done
+                else:
+                    request = done
             elif command == "ask":
                 answer = service.questions.ask(request.investigation_id, rest, actor=user)
                 printer.emit({"type": "answer", "text": answer.text}, answer.text)
@@ -320,8 +235,11 @@ def _decide(args: argparse.Namespace) -> int:
             "decide needs --authorization ID: the authorization identity printed with the "
             "request, and by `reconbot status INV-…` for each pending request"
         )
-    service = _runtime().service
+    settings = Settings()
+    export = None if args.export is None else output_file(args.export, option="--export")
+    service = _runtime(settings, create=False).service
     printer = Printer(args.json)
+    printer.locate = partial(locate_exceptions, service, settings, export=export)
     # The shell already split the words: for edit, quote them again so parse_edit sees them whole.
     words = (shlex.join if args.action == "edit" else " ".join)(args.reason)
     try:
@@ -334,12 +252,44 @@ def _decide(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-    service = _runtime(agent=False).service
+    settings = Settings()
+    if args.investigation_id is None:
+        return _where(settings, as_json=args.json)
+    service = _runtime(settings, agent=False, create=False).service
     report = service.queries.status(args.investigation_id)
     if args.json:
         print(report.model_dump_json())
         return EXIT_OK
     print(render_status(report))
+    print(f"({settings.describe_state()})")
+    return EXIT_OK
+
+
+def _where(settings: Settings, *, as_json: bool) -> int:
+    """`reconbot status` alone: where cases are kept, and the newest of them."""
+    exists = settings.sqlite_path is None or settings.sqlite_path.exists()
+    recent = []
+    if exists:
+        recent = _runtime(settings, agent=False, create=False).service.queries.recent(limit=10)
+    if as_json:
+        document = {
+            "type": "state",
+            "home": str(settings.state_home),
+            "database": settings.database_display,
+            "database_exists": exists,
+            "blobs": settings.blob_url,
+            "investigations": [
+                {"id": i.id, "status": i.status.value, "requested_by": i.requested_by}
+                for i in recent
+            ],
+        }
+        print(json.dumps(document, ensure_ascii=False))
+        return EXIT_OK
+    print(f"reconbot: {settings.describe_state()}")
+    if not exists:
+        print("  no database there yet: `reconbot investigate ORDERS PAYMENTS` starts one")
+    for inv in recent:
+        print(f"  {inv.id}: {inv.status.value}, requested by {inv.requested_by}")
     return EXIT_OK
 
 
@@ -350,7 +300,7 @@ def _migrate(_: argparse.Namespace) -> int:
 
 
 def _audit_verify(_: argparse.Namespace) -> int:
-    runtime = build_runtime(Settings(), recover=False, check_model=False)
+    runtime = build_runtime(Settings(), recover=False, check_model=False, create=False)
     with runtime.uow() as uow:
         checked, broken = uow.audit.verify()
     if broken is None:

@@ -19,6 +19,7 @@ from strands.types.content import Messages
 from strands.types.streaming import StreamEvent
 from strands.types.tools import ToolSpec
 
+from agent.data.money import format_money
 from agent.data.policy import CATEGORY_ORDER
 
 T = TypeVar("T", bound=BaseModel)
@@ -138,7 +139,7 @@ def _answer(text: str, done: list[Done]) -> ToolCall | Reply:
 
 
 def _money(value: Any, currency: Any) -> str:
-    return f"{value} {currency}" if value not in (None, "") else "nothing"
+    return format_money(value, currency)
 
 
 def answer_from(done: list[Done]) -> str:

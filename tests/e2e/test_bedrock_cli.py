@@ -30,7 +30,7 @@ def _env(standin: BedrockStandIn, **extra: str) -> dict[str, str]:
 
 
 def _trace(folder: Path) -> list[tuple[str, str, str]]:
-    with sqlite3.connect(folder / "var" / "reconbot.db") as db:
+    with sqlite3.connect(folder / ".local" / "share" / "reconbot" / "reconbot.db") as db:
         rows = db.execute("SELECT phase, name, status FROM tool_executions ORDER BY id").fetchall()
     return [tuple(row) for row in rows]
 
@@ -103,7 +103,14 @@ def test_pause_and_resume_in_two_processes_with_the_offline_trace(
     )
 
 
+def _two_files(folder: Path) -> None:
+    """Two small files to investigate: the paths are checked before the model is."""
+    for name in ("a.csv", "b.csv"):
+        (folder / name).write_text("id,amount\n1,2.00\n", encoding="utf-8")
+
+
 def test_missing_credentials_are_named_at_start_up(tmp_path: Path) -> None:
+    _two_files(tmp_path)
     with BedrockStandIn() as standin:
         done = reconbot("investigate", "a.csv", "b.csv", cwd=tmp_path, env=_env(standin))
         assert standin.received == [], "nothing is sent without credentials"
@@ -113,6 +120,7 @@ def test_missing_credentials_are_named_at_start_up(tmp_path: Path) -> None:
 
 
 def test_no_model_access_is_named_at_start_up(tmp_path: Path) -> None:
+    _two_files(tmp_path)
     with BedrockStandIn() as standin:
         standin.add(Fault(403, "AccessDeniedException", "You don't have access to the model."))
         done = reconbot(
@@ -124,11 +132,12 @@ def test_no_model_access_is_named_at_start_up(tmp_path: Path) -> None:
 
 
 def test_a_bedrock_api_key_is_sent_as_a_bearer_token(tmp_path: Path) -> None:
+    _two_files(tmp_path)
     with BedrockStandIn() as standin:
         standin.add(text("pong"))
         done = reconbot(
             "investigate",
-            "missing.csv",
+            "a.csv",
             "b.csv",
             cwd=tmp_path,
             env=_env(standin, AWS_BEARER_TOKEN_BEDROCK="bedrock-api-key-123"),

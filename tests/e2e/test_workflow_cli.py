@@ -1,7 +1,7 @@
 """The workflow commands as separate processes: pause in one, decide in another, read in a third.
 
-Every process uses the embedded defaults (SQLite under var/, local blobs), as `make run` does,
-from the test's own working folder.
+Every process uses the embedded defaults (SQLite and local blobs in the user's data folder), as
+`make run` does; each test's HOME is its own folder.
 """
 
 from __future__ import annotations
@@ -18,6 +18,9 @@ import pytest
 from bot import terminal
 from storage.database import head_revision
 from tests.support.cli import os_identity, reconbot
+
+STATE = Path(".local", "share", "reconbot")
+"""Where the embedded defaults keep cases for a user whose HOME is the test's folder."""
 
 
 def documents(output: str) -> list[dict[str, Any]]:
@@ -152,7 +155,7 @@ def test_audit_verify_detects_a_row_changed_behind_its_back(folder: Path) -> Non
     ok = reconbot("audit", "verify", cwd=folder)
     assert ok.returncode == 0, ok.stderr
     assert "chain intact" in ok.stdout
-    with sqlite3.connect(folder / "var" / "reconbot.db") as db:
+    with sqlite3.connect(folder / STATE / "reconbot.db") as db:
         db.execute("UPDATE audit_log SET actor = 'mallory' WHERE seq = 2")
     broken = reconbot("audit", "verify", cwd=folder)
     assert broken.returncode == 2
@@ -308,7 +311,8 @@ def test_decide_without_the_authorization_identity_exits_2_and_records_nothing(
     for action in (("approve",), ("reject", "not", "this", "month")):
         refused = reconbot("decide", request["pause_id"], *action, "--json", cwd=folder)
         assert refused.returncode == 2, refused.stdout
-        assert refused.stdout == ""
+        error = json.loads(refused.stdout)  # one document: the error, for a reading program
+        assert error["type"] == "error" and "--authorization" in error["message"]
         assert refused.stderr.count("\n") == 1, refused.stderr
         assert "--authorization" in refused.stderr
         assert "reconbot status INV-" in refused.stderr

@@ -1,0 +1,133 @@
+"""What the terminal prints of a case: each request, outcome, refusal and answer, for a person
+or as one JSON document per line (`--json`)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from typing import Any, TextIO
+
+from agent.data.schema import Role
+from agent.domain import ApprovalRequest, Outcome
+from agent.errors import ApprovalRefusedError
+from bot.readings import describe_reading
+from bot.status_text import render_outcome
+
+
+class Printer:
+    """Prints each step for a person, or as one JSON document per line."""
+
+    def __init__(self, as_json: bool, out: TextIO = sys.stdout) -> None:
+        self.as_json = as_json
+        self.out = out
+        self.locate: Callable[[Outcome], str | None] = lambda _: None
+
+    def emit(self, document: dict[str, Any], text: str) -> None:
+        """Print one step."""
+        if self.as_json:
+            print(json.dumps(document, ensure_ascii=False), file=self.out, flush=True)
+        else:
+            print(text, file=self.out, flush=True)
+
+    def request(self, request: ApprovalRequest) -> None:
+        """Print an approval request (or a clarification)."""
+        self.emit(request_document(request), render_request(request))
+
+    def outcome(self, outcome: Outcome) -> None:
+        """Print an outcome, and where its exceptions CSV is."""
+        where = self.locate(outcome)
+        text = render_outcome(outcome)
+        if where is not None:
+            text += f"\nExceptions CSV ({outcome.export_rows:,} rows): {where}"
+        self.emit({**outcome_document(outcome), "exceptions_csv": where}, text)
+
+    def refusal(self, error: ApprovalRefusedError) -> None:
+        """Print a refused decision."""
+        self.emit(
+            {"type": "refusal", "reason": error.reason, "message": str(error)},
+            f"Refused ({error.reason}): {error}",
+        )
+
+
+def request_document(request: ApprovalRequest) -> dict[str, Any]:
+    """The JSON form of a request: ids, kind, mapping, inputs and the authorization identity."""
+    return {
+        "type": "request",
+        "investigation_id": request.investigation_id,
+        "pause_id": request.pause_id,
+        "kind": request.kind.value,
+        "revision": request.revision,
+        "files": [f.model_dump(mode="json") for f in request.files],
+        "input_identity": request.input_identity,
+        "mapping": request.mapping.model_dump(mode="json") if request.mapping else None,
+        "mapping_digest": request.mapping_digest,
+        "policy_version": request.policy_version,
+        "authorization_identity": request.authorization_identity,
+        "expires_at": request.expires_at.isoformat(),
+        "questions": [c.model_dump(mode="json") for c in request.clarifications],
+        "problems": request.problems,
+        "message": request.message,
+    }
+
+
+def outcome_document(outcome: Outcome) -> dict[str, Any]:
+    """The JSON form of an outcome: counts per category id, and where the exceptions are."""
+    return {
+        "type": "outcome",
+        "investigation_id": outcome.investigation_id,
+        "pause_id": outcome.pause_id,
+        "revision": outcome.revision,
+        "counts": outcome.counts,
+        "total_findings": sum(outcome.counts.values()),
+        "export_digest": outcome.export_digest,
+        "export_rows": outcome.export_rows,
+        "ledger": outcome.summary.get("ledger", []),
+        "report": outcome.report,
+    }
+
+
+def render_request(request: ApprovalRequest) -> str:
+    """A request as a person reads it in a terminal."""
+    title = {
+        "confirmation": "Approval needed",
+        "clarification": "A question before approval",
+        "blocked_reconcile": "Reconciling is blocked until the mapping is approved",
+    }[request.kind.value]
+    lines = [
+        f"{title}: {request.investigation_id}, revision {request.revision}",
+        f"  request {request.pause_id}, expires {request.expires_at:%Y-%m-%d %H:%M} UTC",
+    ]
+    for ref in request.files:
+        rows = request.rows.get(ref.role.value)
+        shown = f", {rows:,} rows" if rows is not None else ""
+        lines.append(
+            f"  {ref.role.value}: {ref.name} ({ref.size:,} bytes{shown}) {ref.digest[:19]}…"
+        )
+    if request.fields:
+        lines.append("  mapping:")
+        for reading in request.fields:
+            if reading.column is None:
+                continue
+            samples = ", ".join(reading.samples[:3])
+            lines.append(
+                f"    {reading.role.value}.{reading.field:<16} <- {reading.column!r:<28} "
+                f"{reading.confidence_percent:>3}%  e.g. {samples}"
+            )
+    if request.mapping is not None:
+        for role in Role:
+            lines.append(
+                f"    {role.value} read as: {describe_reading(request.mapping.for_role(role))}"
+            )
+    if request.mapping_digest:
+        lines.append(f"  mapping digest {request.mapping_digest}")
+    lines.append(f"  policy {request.policy_version}")
+    lines.append(f"  authorization {request.authorization_identity}")
+    lines.extend(f"  problem: {p}" for p in request.problems)
+    for question in request.clarifications:
+        lines.append(f"  question: {question.question}")
+        if question.choices:
+            lines.append(f"    choices: {', '.join(question.choices)}")
+    lines.extend(f"  note: {w}" for w in request.warnings)
+    lines.append(f"  {request.message}")
+    return "\n".join(lines)
