@@ -59,7 +59,9 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     as_json = bool(getattr(args, "json", False))
     try:
-        return int(args.handler(args))
+        code = int(args.handler(args))
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's last flush
+        return code
     except BrokenPipeError:
         return _output_closed()
     except KeyboardInterrupt:
