@@ -8,11 +8,12 @@ when the resumed phase finishes.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from agent.data.mapping import Clarification
 from agent.data.schema import Mapping, Role
@@ -261,8 +262,70 @@ class ToolExecution(BaseModel):
     duration_ms: int
 
 
+class ToolCount(BaseModel):
+    """How many times one tool ran in one invocation of the agent."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    count: int
+
+
+class PhaseRun(BaseModel):
+    """One invocation of the agent as the trace recorded it: its phase (`investigate`, `revise`
+    after an edit, `resume` after an approval, `answer` to a question), and each tool it ran
+    with how many times, in order of first appearance. A phase run again (a new revision, a
+    retried approval, another question) is another `PhaseRun`, never added to an earlier one."""
+
+    model_config = ConfigDict(frozen=True)
+
+    phase: str
+    invocation_id: str
+    tools: list[ToolCount]
+    executions: int
+
+
+class BoundApproval(BaseModel):
+    """The approval the outcome's reconciliation ran under: which request, who approved it and
+    when, and what it covered (inputs, mapping, policy, authorization identity)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    pause_id: str
+    approved_by: str | None
+    approved_at: datetime | None
+    input_identity: str
+    mapping_digest: str
+    policy_version: str
+    authorization_identity: str
+
+
+def phase_runs(trace: Sequence[ToolExecution]) -> list[PhaseRun]:
+    """The trace summed up per invocation, in order: what each phase ran and how often.
+
+    Grouped by invocation id, not by phase name: a phase run twice is two runs, so a count
+    above one means the tool ran that often in that one invocation (replayed tool results
+    from the saved conversation are never executions, `agent.runtime.hooks`)."""
+    runs: dict[str, tuple[str, dict[str, int]]] = {}
+    for execution in trace:
+        _, tools = runs.setdefault(execution.invocation_id, (execution.phase, {}))
+        tools[execution.name] = tools.get(execution.name, 0) + 1
+    return [
+        PhaseRun(
+            phase=phase,
+            invocation_id=invocation_id,
+            tools=[ToolCount(name=name, count=count) for name, count in tools.items()],
+            executions=sum(tools.values()),
+        )
+        for invocation_id, (phase, tools) in runs.items()
+    ]
+
+
 class InvestigationStatusReport(BaseModel):
-    """Everything saved about an investigation, as `status` shows it."""
+    """Everything saved about an investigation, as `status` shows it.
+
+    `trace`: every tool execution of the agent, in order; `trace_phases`: the same summed up
+    per invocation (`phase_runs`); `bound_approval`: the approval the outcome ran under."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -271,3 +334,6 @@ class InvestigationStatusReport(BaseModel):
     pauses: list[PauseState]
     decisions: list[Decision]
     outcome: Outcome | None
+    trace: list[ToolExecution] = Field(default_factory=list)
+    trace_phases: list[PhaseRun] = Field(default_factory=list)
+    bound_approval: BoundApproval | None = None

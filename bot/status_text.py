@@ -1,9 +1,15 @@
-"""What `reconbot status` and the terminal print about a case: its pauses, decisions and outcome."""
+"""What `reconbot status` and the terminal print about a case: its pauses, decisions, outcome and
+how the outcome was computed (the agent's trace and the approval it ran under)."""
 
 from __future__ import annotations
 
 from agent.data.ledger import ledger_lines
 from agent.domain import InvestigationStatusReport, Outcome, PauseStatus
+
+SHORT_ID = 8
+"""Characters of an invocation id shown (enough to tell the invocations of one case apart)."""
+SHORT_DIGEST = 19
+"""`sha256:` and the first 12 hex digits of a digest."""
 
 
 def render_status(report: InvestigationStatusReport) -> str:
@@ -31,7 +37,41 @@ def render_status(report: InvestigationStatusReport) -> str:
         lines.append(render_outcome(report.outcome))
     elif any(s.status is PauseStatus.PENDING for s in report.pauses):
         lines.append("  awaiting a decision")
+    lines.extend(render_trace(report))
     return "\n".join(lines)
+
+
+def render_trace(report: InvestigationStatusReport) -> list[str]:
+    """How this was computed: every tool execution of the agent in order (phase, invocation,
+    tool, status, duration), the count of each tool per phase run, and the approval the
+    reconciliation ran under; so a reader sees each tool ran once per phase, never replayed."""
+    lines = ["How this was computed (every tool the agent ran, in order):"]
+    if not report.trace:
+        lines.append("  no tool executions recorded yet")
+    phase_width = max((len(e.phase) for e in report.trace), default=0)
+    name_width = max((len(e.name) for e in report.trace), default=0)
+    for number, execution in enumerate(report.trace, start=1):
+        lines.append(
+            f"  {number:>3}. {execution.phase:<{phase_width}}  "
+            f"{execution.invocation_id[:SHORT_ID]}  {execution.name:<{name_width}}  "
+            f"{execution.status}  {execution.duration_ms:,} ms"
+        )
+    if report.trace_phases:
+        lines.append("Executions per phase:")
+    for run in report.trace_phases:
+        tools = ", ".join(f"{tool.name} {tool.count}" for tool in run.tools)
+        lines.append(f"  {run.phase} ({run.invocation_id[:SHORT_ID]}): {tools}")
+    bound = report.bound_approval
+    if bound is not None:
+        who = f" by {bound.approved_by}" if bound.approved_by else ""
+        at = f" at {bound.approved_at:%Y-%m-%d %H:%M:%S}" if bound.approved_at else ""
+        lines.append(
+            f"Reconciled under request {bound.pause_id}, approved{who}{at}: "
+            f"inputs {bound.input_identity[:SHORT_DIGEST]}, "
+            f"mapping {bound.mapping_digest[:SHORT_DIGEST]}"
+            + (f", policy {bound.policy_version[:SHORT_DIGEST]}" if bound.policy_version else "")
+        )
+    return lines
 
 
 def render_outcome(outcome: Outcome) -> str:

@@ -11,11 +11,13 @@ from agent.data.schema import Role
 from agent.dependencies import Dependencies
 from agent.domain import (
     ApprovalRequest,
+    BoundApproval,
     Investigation,
     InvestigationStatusReport,
     Outcome,
     PauseState,
     ToolExecution,
+    phase_runs,
 )
 from agent.usecases.common import investigation_in, pending_in
 
@@ -27,14 +29,22 @@ class Queries:
         self.deps = deps
 
     def status(self, investigation_id: str) -> InvestigationStatusReport:
-        """Everything saved about an investigation: snapshots as written, decisions, outcome."""
+        """Everything saved about an investigation: snapshots as written, decisions, outcome,
+        and how the outcome was computed (the agent's trace and the approval it ran under)."""
         with self.deps.uow() as uow:
+            investigation = investigation_in(uow, investigation_id)
+            pauses = uow.pauses.of_investigation(investigation_id)
+            outcome = uow.outcomes.latest(investigation_id)
+            trace = uow.traces.of_investigation(investigation_id)
             return InvestigationStatusReport(
-                investigation=investigation_in(uow, investigation_id),
+                investigation=investigation,
                 revisions=uow.investigations.revisions(investigation_id),
-                pauses=uow.pauses.of_investigation(investigation_id),
+                pauses=pauses,
                 decisions=uow.decisions.of_investigation(investigation_id),
-                outcome=uow.outcomes.latest(investigation_id),
+                outcome=outcome,
+                trace=trace,
+                trace_phases=phase_runs(trace),
+                bound_approval=bound_approval(outcome, pauses),
             )
 
     def pause(self, pause_id: str) -> PauseState | None:
@@ -79,3 +89,21 @@ class Queries:
             sample = self.deps.samples.sample(ref.digest, ref.name, fetch)
             found[ref.role] = list(sample.layout.columns)
         return found
+
+
+def bound_approval(outcome: Outcome | None, pauses: list[PauseState]) -> BoundApproval | None:
+    """The approval `outcome` was reconciled under, from its saved pause (None without an
+    outcome): the request, who approved it and when, and the identities it covered."""
+    if outcome is None:
+        return None
+    state = next((s for s in pauses if s.request.pause_id == outcome.pause_id), None)
+    request = state.request if state is not None else None
+    return BoundApproval(
+        pause_id=outcome.pause_id,
+        approved_by=state.decided_by if state is not None else None,
+        approved_at=state.decided_at if state is not None else None,
+        input_identity=outcome.input_identity,
+        mapping_digest=outcome.mapping_digest,
+        policy_version=request.policy_version if request is not None else "",
+        authorization_identity=request.authorization_identity if request is not None else "",
+    )

@@ -96,13 +96,16 @@ class RequestMessages:
         )
 
     def report_outcome(self, outcome: Outcome, state: PauseState, user: str) -> None:
-        """Results in the thread: the summary, first findings, the exceptions file; and the
-        request's message shows it was approved and reconciled (`state`, consumed)."""
+        """Results in the thread: the summary, first findings, how it was computed (the
+        recorded trace), the exceptions file; and the request's message shows it was approved
+        and reconciled (`state`, consumed)."""
         request = state.request
         if request.channel is None:
             return
         self.show(state)
-        self.poster.post(request.channel, request.thread_ts, blocks.results_message(outcome, user))
+        trace = self.queries.trace(outcome.investigation_id)
+        results = blocks.results_message(outcome, user, trace)
+        self.poster.post(request.channel, request.thread_ts, results)
         with self.queries.exceptions_file(outcome) as path:
             if path is not None:
                 self.poster.upload_exceptions(

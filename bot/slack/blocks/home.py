@@ -24,6 +24,7 @@ from bot.slack.blocks.common import (
     when,
 )
 from bot.slack.blocks.requests import state_line
+from bot.slack.blocks.trace import trace_blocks
 
 HELP = (
     "*reconbot* reconciles an orders export against a captured-payments export.\n"
@@ -36,7 +37,8 @@ HELP = (
 
 
 def status_message(report: InvestigationStatusReport) -> Rendered:
-    """`/recon status`: the saved state, each request as written, decisions and the outcome."""
+    """`/recon status`: the saved state, each request as written, decisions, the outcome, and
+    how it was computed (the agent's trace and the approval that bound the reconciliation)."""
     inv = report.investigation
     blocks: list[Block] = [
         HeaderBlock(text=cut(f"{inv.id} · {inv.status.value.replace('_', ' ')}", MAX_HEADER)),
@@ -75,6 +77,7 @@ def status_message(report: InvestigationStatusReport) -> Rendered:
                 + (f" ({counts})" if counts else "")
             )
         )
+    blocks.extend(trace_blocks(report.trace, report.trace_phases, report.bound_approval))
     return Rendered(f"{inv.id}: {inv.status.value}", dicts(blocks))
 
 

@@ -1,5 +1,6 @@
-"""What a decision leads to: the results of a reconciliation (and its exceptions file), a
-failure with a retry button, a refusal for the clicker alone, and the agent's answers."""
+"""What a decision leads to: the results of a reconciliation (its exceptions file, and how it
+was computed), a failure with a retry button, a refusal for the clicker alone, and the
+agent's answers. Amounts go through `agent.data.money.format_money`."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from slack_sdk.models.blocks import (
 )
 
 from agent.data.ledger import ledger_lines
-from agent.domain import ApprovalRequest, Outcome
+from agent.data.money import format_money
+from agent.domain import ApprovalRequest, Outcome, ToolExecution, phase_runs
 from bot.slack.blocks.common import (
     MAX_SECTION,
     Rendered,
@@ -31,6 +33,7 @@ from bot.slack.blocks.common import (
     section,
     short_digest,
 )
+from bot.slack.blocks.trace import approval_words, computed_line
 from bot.slack.ids import RETRY
 from bot.slack.payloads import ButtonValue
 
@@ -56,9 +59,9 @@ def _finding_line(finding: dict[str, Any]) -> str:
     category) comes from the files and is escaped."""
     orders = ", ".join(str(i) for i in finding.get("order_ids") or []) or "-"
     payments = ", ".join(str(i) for i in finding.get("payment_ids") or []) or "-"
-    currency = escape(cut(str(finding.get("currency") or ""), 40))
-    expected = escape(cut(str(finding.get("expected") or "nothing"), 80))
-    actual = escape(cut(str(finding.get("actual") or "nothing"), 80))
+    currency = cut(str(finding.get("currency") or ""), 40)
+    expected = escape(cut(format_money(finding.get("expected"), currency), 120))
+    actual = escape(cut(format_money(finding.get("actual"), currency), 120))
     where = "; ".join(
         f"{e['file']} rows {', '.join(str(r) for r in e['rows'][:10])}"
         + (" …" if len(e["rows"]) > 10 else "")
@@ -67,17 +70,18 @@ def _finding_line(finding: dict[str, Any]) -> str:
     return (
         f"• *{escape(str(finding.get('category')))}*: orders {code(orders, 120)}, "
         f"payments {code(payments, 120)};"
-        f" expected {expected} {currency}, found {actual} {currency}"
-        + (f" ({escape(where)})" if where else "")
+        f" expected {expected}, found {actual}" + (f" ({escape(where)})" if where else "")
     )
 
 
-def results_message(outcome: Outcome, user: str) -> Rendered:
-    """The outcome in the thread: counts per category, the first findings with evidence."""
+def results_message(outcome: Outcome, user: str, trace: Sequence[ToolExecution] = ()) -> Rendered:
+    """The outcome in the thread: counts per category, the first findings with evidence, and
+    how it was computed: `trace` (the agent's recorded tool executions of the case) summed up
+    per phase run, with the approval by `user` that bound the reconciliation."""
     total = sum(outcome.counts.values())
     summary = outcome.summary
-    orders = escape(str(summary.get("orders", "?")))
-    payments = escape(str(summary.get("payments", "?")))
+    orders = escape(_count(summary.get("orders", "?")))
+    payments = escape(_count(summary.get("payments", "?")))
     head = (
         f":white_check_mark: *Reconciled* revision {outcome.revision} of "
         f"{outcome.investigation_id}, approved by {mention(user)}: "
@@ -112,7 +116,16 @@ def results_message(outcome: Outcome, user: str) -> Rendered:
             f"`{short_digest(outcome.input_identity)}` · ask me about any finding in this thread"
         )
     )
+    approval = approval_words(
+        user, outcome.pause_id, outcome.input_identity, outcome.mapping_digest
+    )
+    blocks.append(context(computed_line(outcome.investigation_id, phase_runs(trace), approval)))
     return Rendered(f"Reconciled {outcome.investigation_id}: {total} exceptions.", dicts(blocks))
+
+
+def _count(value: object) -> str:
+    """A count of rows as people read it (`2,612`); anything else as it is."""
+    return f"{value:,}" if isinstance(value, int) else str(value)
 
 
 def exceptions_file(outcome: Outcome) -> ExceptionsFile:
