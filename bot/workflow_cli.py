@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.data.schema import READING_OPTIONS, SCHEMA, Role
-from agent.domain import ApprovalRequest, Approver
+from agent.domain import ApprovalRequest, Approver, PauseKind
 from agent.errors import ApprovalRefusedError, ReconbotError, WorkflowError
 from agent.usecases import UseCases
 from agent.usecases.common import Upload
@@ -157,6 +157,22 @@ def investigate_files(
     return _decision_loop(service, printer, request, user)
 
 
+def decide_later(request: ApprovalRequest) -> str:
+    """The command that decides `request` from another shell: approve a confirmation; answer
+    a clarification's first question with an edit (its field and first candidate column)."""
+    action = "approve"
+    if request.kind is PauseKind.CLARIFICATION:
+        action = "edit [ROLE.]FIELD=COLUMN ..."  # a problem above says which
+        question = request.clarifications[0] if request.clarifications else None
+        if question is not None and question.field and question.choices:
+            role = f"{question.role.value}." if question.role else ""
+            action = "edit " + shlex.quote(f"{role}{question.field}={question.choices[0]}")
+    return (
+        f"reconbot decide {request.pause_id} {action} "
+        f"--authorization {request.authorization_identity}"
+    )
+
+
 def _decision_loop(service: UseCases, printer: Printer, request: ApprovalRequest, user: str) -> int:
     """Read decisions on stdin until one ends the case, then questions until end of input;
     returns the decision's exit code (pending: 0)."""
@@ -170,11 +186,11 @@ def _decision_loop(service: UseCases, printer: Printer, request: ApprovalRequest
             return decided
         if not line:
             ids = {"pause_id": request.pause_id, "investigation_id": request.investigation_id}
+            later = decide_later(request)
             printer.emit(
-                {"type": "pending", **ids},
-                f"No decision given: request {request.pause_id} stays pending. Decide later with "
-                f"`reconbot decide {request.pause_id} approve --authorization "
-                f"{request.authorization_identity}` (or reject REASON).",
+                {"type": "pending", **ids, "decide": later},
+                f"No decision given: request {request.pause_id} stays pending. Decide later, "
+                f"from any shell, with `{later}` (or reject REASON).",
             )
             return EXIT_OK
         command, _, rest = line.strip().partition(" ")

@@ -12,6 +12,7 @@ import csv
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -277,3 +278,39 @@ def test_the_test_run_names_skipped_postgresql_tests_and_how_to_run_them(tmp_pat
         r"RECONBOT_TEST_POSTGRES_URL=postgresql://\S+ make test",
         done.stdout,
     ), done.stdout[-2000:]
+
+
+def _ambiguous_files(folder: Path) -> None:
+    """Payments with two plausible captured amounts: the agent must ask which one."""
+    (folder / "q_orders.csv").write_text(
+        "Name,Total,Currency\n" + "".join(f"#{1001 + i},{100 + i}.00,USD\n" for i in range(40))
+    )
+    (folder / "q_payments.csv").write_text(
+        "id,Amount,Amount Refunded,Amount Captured,Currency,order_id\n"
+        + "".join(
+            f"py_{i:06d},{100 + i}.00,0.00,{100 + i - (i % 3)}.00,USD,#{1001 + i}\n"
+            for i in range(40)
+        )
+    )
+
+
+def test_a_question_left_pending_is_answered_from_another_shell_as_printed(
+    folder: Path, tmp_path: Path
+) -> None:
+    _ambiguous_files(folder)
+    paused = reconbot("investigate", "q_orders.csv", "q_payments.csv", cwd=folder)
+    assert paused.returncode == 0, paused.stderr
+    assert "A question before approval" in paused.stdout
+    printed = re.search(r"from any shell, with `(reconbot decide [^`]+)`", paused.stdout)
+    assert printed is not None, paused.stdout
+    command = printed.group(1)
+    assert " edit 'payments.captured_amount=" in command, command
+    elsewhere = tmp_path / "other-shell"
+    elsewhere.mkdir()
+    words = shlex.split(command)[1:]
+    answered = reconbot(*words, "--json", cwd=elsewhere, env={"HOME": str(folder)})
+    assert answered.returncode == 0, answered.stderr
+    [request] = documents(answered.stdout)
+    assert request["kind"] == "confirmation"
+    chosen = words[3].partition("=")[2]
+    assert request["mapping"]["payments"]["columns"]["captured_amount"] == chosen
