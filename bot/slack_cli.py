@@ -19,6 +19,7 @@ from agent.data.demo import generate
 from bot import workflow_cli
 from bot.composition import build_bot, build_worker
 from bot.config import Settings
+from bot.paths import output_folder
 from bot.slack.server import EVENTS_PATH, HttpServer, wsgi_app
 
 logger = logging.getLogger(__name__)
@@ -155,7 +156,7 @@ def _start(args: argparse.Namespace) -> int:
     )
     if args.demo_without_slack is None:
         return EXIT_NOT_CONFIGURED
-    folder: Path = args.demo_without_slack
+    folder = output_folder(args.demo_without_slack, option="--demo-without-slack")
     print(
         f"reconbot: meanwhile, the same workflow in this terminal, on demo data in {folder}/ "
         "(type approve):\n",
