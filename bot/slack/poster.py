@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import Any
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
+from bot.charts import ChartFile
 from bot.slack.blocks import ExceptionsFile, Rendered
 
 logger = logging.getLogger(__name__)
@@ -49,14 +51,34 @@ class ThreadPoster:
             logger.info("channel=%s | no reaction: %s", channel, error.response.get("error"))
 
     def upload_exceptions(
-        self, channel: str, thread_ts: str | None, path: Path | str, file: ExceptionsFile
+        self,
+        channel: str,
+        thread_ts: str | None,
+        path: Path | str,
+        file: ExceptionsFile,
+        chart: tuple[bytes, ChartFile] | None = None,
     ) -> None:
-        """Upload an outcome's exceptions file into its thread."""
+        """Upload an outcome's exceptions file into its thread, with its chart (PNG bytes and
+        how they are named) beside it when given: one message, one
+        files.completeUploadExternal, so the results' files arrive together."""
+        uploads: list[dict[str, Any]] = [
+            {"file": str(path), "filename": file.filename, "title": file.title}
+        ]
+        if chart is not None:
+            uploads.append(_chart_upload(*chart))
         self.client.files_upload_v2(
-            channel=channel,
-            thread_ts=thread_ts,
-            file=str(path),
-            filename=file.filename,
-            title=file.title,
-            initial_comment=file.comment,
+            channel=channel, thread_ts=thread_ts, file_uploads=uploads, initial_comment=file.comment
         )
+
+    def upload_chart(
+        self, channel: str, thread_ts: str | None, png: bytes, file: ChartFile
+    ) -> None:
+        """Upload an outcome's chart alone into its thread (when it has no exceptions file)."""
+        self.client.files_upload_v2(
+            channel=channel, thread_ts=thread_ts, file_uploads=[_chart_upload(png, file)]
+        )
+
+
+def _chart_upload(png: bytes, file: ChartFile) -> dict[str, Any]:
+    """One file of files_upload_v2: the chart's bytes, name, title and alt text."""
+    return {"file": png, "filename": file.filename, "title": file.title, "alt_txt": file.alt}

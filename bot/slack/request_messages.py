@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import logging
 import uuid
+from pathlib import Path
 
-from slack_sdk.errors import SlackApiError
+from slack_sdk.errors import SlackApiError, SlackClientError
 
 from agent.approval import requesters_of
 from agent.domain import ApprovalRequest, Outcome, PauseState, PauseStatus, RefusalReason
 from agent.errors import ApprovalRefusedError, MalformedRequestError
 from agent.usecases.queries import Queries
+from bot import charts
+from bot.charts import ChartFile
 from bot.slack import blocks
 from bot.slack.deliveries import Deliveries
 from bot.slack.poster import ThreadPoster
@@ -97,8 +100,9 @@ class RequestMessages:
 
     def report_outcome(self, outcome: Outcome, state: PauseState, user: str) -> None:
         """Results in the thread: the summary, first findings, how it was computed (the
-        recorded trace), the exceptions file; and the request's message shows it was approved
-        and reconciled (`state`, consumed)."""
+        recorded trace), the exceptions file with the chart of findings per category and
+        amounts per currency; and the request's message shows it was approved and reconciled
+        (`state`, consumed)."""
         request = state.request
         if request.channel is None:
             return
@@ -106,11 +110,54 @@ class RequestMessages:
         trace = self.queries.trace(outcome.investigation_id)
         results = blocks.results_message(outcome, user, trace)
         self.poster.post(request.channel, request.thread_ts, results)
+        chart = self.chart(outcome)
         with self.queries.exceptions_file(outcome) as path:
             if path is not None:
-                self.poster.upload_exceptions(
-                    request.channel, request.thread_ts, path, blocks.exceptions_file(outcome)
-                )
+                self.upload_files(request.channel, request.thread_ts, outcome, path, chart)
+            elif chart is not None:
+                self.upload_chart(request.channel, request.thread_ts, outcome, chart)
+
+    def chart(self, outcome: Outcome) -> tuple[bytes, ChartFile] | None:
+        """The outcome's chart and its name, or None when drawing it failed: the chart only
+        illustrates the results, so its failure is logged and the results go out without it."""
+        try:
+            data = charts.chart_data(outcome)
+            return charts.render(data), charts.chart_file(outcome, data)
+        except Exception:
+            logger.exception("investigation=%s | chart failed", outcome.investigation_id)
+            return None
+
+    def upload_files(
+        self,
+        channel: str,
+        thread_ts: str | None,
+        outcome: Outcome,
+        path: Path,
+        chart: tuple[bytes, ChartFile] | None,
+    ) -> None:
+        """Upload the exceptions file with the chart beside it; should Slack refuse the pair,
+        the exceptions file alone (the chart must never cost the results)."""
+        exceptions = blocks.exceptions_file(outcome)
+        try:
+            self.poster.upload_exceptions(channel, thread_ts, path, exceptions, chart)
+        except SlackClientError:
+            if chart is None:
+                raise
+            logger.exception(
+                "investigation=%s | upload with the chart failed; the exceptions file alone",
+                outcome.investigation_id,
+            )
+            self.poster.upload_exceptions(channel, thread_ts, path, exceptions)
+
+    def upload_chart(
+        self, channel: str, thread_ts: str | None, outcome: Outcome, chart: tuple[bytes, ChartFile]
+    ) -> None:
+        """Upload the chart alone (an outcome without an exceptions file); a refusal is logged,
+        the results message already says everything."""
+        try:
+            self.poster.upload_chart(channel, thread_ts, *chart)
+        except SlackClientError:
+            logger.exception("investigation=%s | chart upload failed", outcome.investigation_id)
 
     def report_failure(self, state: PauseState, words: str) -> None:
         """A failed reconciliation: the request says so, and the thread offers a retry."""
