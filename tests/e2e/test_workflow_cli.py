@@ -74,6 +74,8 @@ def test_pause_decide_and_status_in_three_processes(folder: Path) -> None:
         "type": "pending",
         "pause_id": request["pause_id"],
         "investigation_id": request["investigation_id"],
+        "decide": f"reconbot decide {request['pause_id']} approve --authorization "
+        f"{request['authorization_identity']}",
     }
 
     approve = ("decide", request["pause_id"], "approve", "--json")
