@@ -45,6 +45,7 @@ from bot import slack_cli, workflow_cli
 from bot.composition import configured_policy
 from bot.config import Settings
 from bot.paths import output_file, output_folder, readable_file
+from bot.terminal_text import cell, printable
 
 logger = logging.getLogger(__name__)
 
@@ -70,29 +71,43 @@ def main(argv: list[str] | None = None) -> int:
     except ReconbotError as error:
         _say_error(str(error), type(error).__name__, as_json=as_json)
         return EXIT_BAD_INPUT
+    except ValidationError as error:  # Settings(): a setting that cannot work
+        _say_error(settings_problem(error), "ConfigurationError", as_json=as_json)
+        return EXIT_BAD_INPUT
     except Exception:
         logger.exception("command=%s | internal error", args.command)
         _say_error("internal error (details are in the log)", "InternalError", as_json=as_json)
         return EXIT_INTERNAL
 
 
+def settings_problem(error: ValidationError) -> str:
+    """A settings error in one sentence naming each variable and what is wrong, never the
+    value given (it may be a secret)."""
+    problems = []
+    for item in error.errors():
+        name = ".".join(str(part) for part in item["loc"]) or "settings"
+        problems.append(f"{name}: {str(item['msg']).removeprefix('Value error, ')}")
+    return "a setting cannot be used: " + "; ".join(problems)
+
+
 def _say_error(message: str, kind: str, *, as_json: bool) -> None:
     """One sentence on stderr; with --json also an `error` document on stdout, so a program
     reading one document per line learns why the command stopped."""
-    print(f"reconbot: {message}", file=sys.stderr, flush=True)
-    if as_json:
-        document = {"type": "error", "error": kind, "message": message}
-        try:
+    try:
+        print(f"reconbot: {message}", file=sys.stderr, flush=True)
+        if as_json:
+            document = {"type": "error", "error": kind, "message": message}
             print(json.dumps(document, ensure_ascii=False), flush=True)
-        except BrokenPipeError:
-            _output_closed()
+    except BrokenPipeError:
+        _output_closed()
 
 
 def _output_closed() -> int:
     """The reader of stdout went away (`| head`): stop quietly. What was decided before
     stays decided; stdout is pointed at /dev/null so the interpreter's final flush is quiet."""
     devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
+    for stream in (sys.stdout, sys.stderr):
+        os.dup2(devnull, stream.fileno())
     os.close(devnull)
     return EXIT_OK
 
@@ -141,18 +156,16 @@ def _demo_data(args: argparse.Namespace) -> int:
 
 
 def _inspect(args: argparse.Namespace) -> int:
-    for path in (args.first, args.second):
-        readable_file(path)
+    inputs = [readable_file(path) for path in (args.first, args.second)]
     if args.save_mapping is not None:
-        output_file(args.save_mapping, option="--save-mapping")
-    samples = [inspect_csv(p, p.name) for p in (args.first, args.second)]
+        keep = [*inputs, *Settings().state_paths()]
+        args.save_mapping = output_file(args.save_mapping, option="--save-mapping", keep=keep)
+    samples = [inspect_csv(p, p.name) for p in inputs]
     proposal = infer_mapping(*samples)
     report: ValidationReport | None = None
     mapping = proposal.mapping
     if mapping is not None:
-        paths = {
-            s.layout.file_name: p for s, p in zip(samples, (args.first, args.second), strict=True)
-        }
+        paths = {s.layout.file_name: p for s, p in zip(samples, inputs, strict=True)}
         files = {
             Role.ORDERS: (paths[proposal.orders.file_name], proposal.orders.file_name),
             Role.PAYMENTS: (paths[proposal.payments.file_name], proposal.payments.file_name),
@@ -164,21 +177,22 @@ def _inspect(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(_proposal_document(proposal, report), ensure_ascii=False))
     else:
-        print(render_proposal(proposal, report, complete=complete))
+        print(printable(render_proposal(proposal, report, complete=complete)))
         if args.save_mapping and report is not None and report.ok:
             print(f"\nmapping saved to {args.save_mapping}")
     return EXIT_OK if mapping is not None and report is not None and report.ok else EXIT_BAD_INPUT
 
 
 def _reconcile(args: argparse.Namespace) -> int:
-    policy = configured_policy(Settings())  # configuration first: a bad policy file stops here
-    for path in (args.orders, args.payments):
-        readable_file(path)
-    export = output_file(args.export, option="--export")
+    settings = Settings()
+    policy = configured_policy(settings)  # configuration first: a bad policy file stops here
+    orders, payments = (readable_file(path) for path in (args.orders, args.payments))
+    keep = [orders, payments, args.mapping, *settings.state_paths()]
+    export = output_file(args.export, option="--export", keep=keep)
     mapping = _read_mapping(args.mapping)
     files = {
-        Role.ORDERS: (args.orders, args.orders.name),
-        Role.PAYMENTS: (args.payments, args.payments.name),
+        Role.ORDERS: (orders, orders.name),
+        Role.PAYMENTS: (payments, payments.name),
     }
     result = run_job(files, mapping, policy, export)
     if args.json:
@@ -192,8 +206,8 @@ def _reconcile(args: argparse.Namespace) -> int:
         }
         print(json.dumps(document, ensure_ascii=False))
     else:
-        print(render_outcome(result.reconciliation, result.digests))
-        print(f"\n{result.exported:,} exceptions written to {export}")
+        print(printable(render_outcome(result.reconciliation, result.digests)))
+        print(f"\nExceptions CSV ({result.exported:,} rows: findings, then ignored rows): {export}")
     return EXIT_OK
 
 
@@ -217,8 +231,7 @@ def _explain(args: argparse.Namespace) -> int:
     policy = configured_policy(Settings())
     rules = policy.explanations()
     if args.category and args.category not in rules:
-        print(f"reconbot: no such category {args.category!r}; one of {', '.join(rules)}")
-        return EXIT_BAD_INPUT
+        raise CommandLineError(f"no such category {args.category!r}; one of {', '.join(rules)}")
     print(f"policy {policy.version}\nfrom {policy.source}\n")
     if args.category:
         print(rules[args.category])
@@ -263,9 +276,9 @@ def render_proposal(
             f"({_sampled(dataset.sampled_rows, total, dataset.file_name in complete)})"
         )
         for choice in dataset.choices:
-            column = f'"{choice.column}"' if choice.column else "-"
+            column = f'"{cell(choice.column)}"' if choice.column else "-"
             star = "*" if choice.required else " "
-            sample = ", ".join(choice.samples[:2])
+            sample = ", ".join(cell(value) for value in choice.samples[:2])
             lines.append(
                 f"  {star}{choice.field:<16} <- {column:<28} {choice.confidence:>4.0%}  {sample}"
             )

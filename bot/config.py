@@ -14,7 +14,10 @@ from typing import Annotated, Literal
 from platformdirs import user_data_path
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError
+
+from agent.errors import ConfigurationError
 
 _DURATION = re.compile(r"^\s*(\d+)\s*([smhd])\s*$")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
@@ -30,6 +33,21 @@ def parse_duration(value: str | int | float | timedelta) -> timedelta:
     if match is None:
         raise ValueError(f"{value!r} is not a duration; write e.g. 90s, 15m, 24h or 7d")
     return timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+
+
+_SECRET = re.compile(r"pass|secret|token|key", re.IGNORECASE)
+"""Query parameters of a database URL that are never shown (`?password=…`, `sslkey=…`)."""
+
+
+def _database_url(value: str) -> URL:
+    """`RECONBOT_DATABASE_URL` parsed; one sentence when it is not a database URL."""
+    try:
+        return make_url(value)
+    except ArgumentError:
+        raise ConfigurationError(
+            "RECONBOT_DATABASE_URL is not a database URL; use e.g. "
+            "sqlite:////path/to/reconbot.db or postgresql://user@host/db"
+        ) from None
 
 
 class Settings(BaseSettings):
@@ -83,6 +101,8 @@ class Settings(BaseSettings):
         """The database, the files and the work directory default to one absolute place, the
         state home, so that every shell and every process finds the same cases."""
         home = self.state_home
+        if home.exists() and not home.is_dir():
+            raise ValueError(f"RECONBOT_HOME {home} is a file; name a folder to keep cases in")
         if not self.database_url.strip():
             self.database_url = f"sqlite:///{home / 'reconbot.db'}"
         if not self.blob_url.strip():
@@ -111,12 +131,24 @@ class Settings(BaseSettings):
         path = self.sqlite_path
         if path is not None:
             return str(path)
-        return make_url(self.database_url).render_as_string(hide_password=True)
+        url = _database_url(self.database_url)
+        hidden = {key: "***" for key in url.query if _SECRET.search(key)}
+        return url.update_query_dict(hidden).render_as_string(hide_password=True)
+
+    def state_paths(self) -> list[Path]:
+        """What reconbot keeps and must never be written over by an export: the state home,
+        the SQLite file with its journal files, the local file store and the work folder."""
+        paths = [self.state_home, self.work_dir]
+        if self.sqlite_path is not None:
+            paths += [Path(f"{self.sqlite_path}{end}") for end in ("", "-wal", "-shm", "-journal")]
+        if self.blob_url.startswith("file://"):
+            paths.append(Path(self.blob_url.removeprefix("file://")))
+        return paths
 
     @property
     def sqlite_path(self) -> Path | None:
         """The SQLite database file (absolute), or None for another database or `:memory:`."""
-        url = make_url(self.database_url)
+        url = _database_url(self.database_url)
         if not url.drivername.startswith("sqlite") or url.database in (None, "", ":memory:"):
             return None
         return Path(url.database).expanduser().resolve()

@@ -3,12 +3,15 @@
 
 from __future__ import annotations
 
+import logging
 import shutil
 from pathlib import Path
 
 from agent.domain import Outcome
 from agent.usecases import UseCases
 from bot.config import Settings
+
+logger = logging.getLogger(__name__)
 
 
 def locate_exceptions(
@@ -21,7 +24,11 @@ def locate_exceptions(
     if export is not None:
         with service.queries.exceptions_file(outcome) as stored:
             assert stored is not None
-            shutil.copyfile(stored, export)
+            try:
+                shutil.copyfile(stored, export)
+            except OSError as error:  # the outcome stands: say where it is instead
+                logger.warning("export=%s | exceptions CSV not written: %s", export, error)
+                return f"{stored} (not written to {export}: {error.strerror or error})"
         return str(export)
     if settings.blob_url.startswith("file://"):
         with service.queries.exceptions_file(outcome) as stored:

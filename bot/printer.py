@@ -13,6 +13,7 @@ from agent.domain import ApprovalRequest, Outcome
 from agent.errors import ApprovalRefusedError
 from bot.readings import describe_reading
 from bot.status_text import render_outcome
+from bot.terminal_text import cell, printable
 
 
 class Printer:
@@ -27,8 +28,8 @@ class Printer:
         """Print one step."""
         if self.as_json:
             print(json.dumps(document, ensure_ascii=False), file=self.out, flush=True)
-        else:
-            print(text, file=self.out, flush=True)
+        else:  # nothing from a file may drive the terminal (escape sequences, CR)
+            print(printable(text), file=self.out, flush=True)
 
     def request(self, request: ApprovalRequest) -> None:
         """Print an approval request (or a clarification)."""
@@ -102,32 +103,34 @@ def render_request(request: ApprovalRequest) -> str:
         rows = request.rows.get(ref.role.value)
         shown = f", {rows:,} rows" if rows is not None else ""
         lines.append(
-            f"  {ref.role.value}: {ref.name} ({ref.size:,} bytes{shown}) {ref.digest[:19]}…"
+            f"  {ref.role.value}: {cell(ref.name)} ({ref.size:,} bytes{shown}) {ref.digest[:19]}…"
         )
     if request.fields:
         lines.append("  mapping:")
         for reading in request.fields:
             if reading.column is None:
                 continue
-            samples = ", ".join(reading.samples[:3])
+            samples = ", ".join(cell(sample) for sample in reading.samples[:3])
+            column = cell(repr(reading.column))
             lines.append(
-                f"    {reading.role.value}.{reading.field:<16} <- {reading.column!r:<28} "
+                f"    {reading.role.value}.{reading.field:<16} <- {column:<28} "
                 f"{reading.confidence_percent:>3}%  e.g. {samples}"
             )
     if request.mapping is not None:
         for role in Role:
             lines.append(
-                f"    {role.value} read as: {describe_reading(request.mapping.for_role(role))}"
+                f"    {role.value} read as: "
+                f"{cell(describe_reading(request.mapping.for_role(role)))}"
             )
     if request.mapping_digest:
         lines.append(f"  mapping digest {request.mapping_digest}")
     lines.append(f"  policy {request.policy_version}")
     lines.append(f"  authorization {request.authorization_identity}")
-    lines.extend(f"  problem: {p}" for p in request.problems)
+    lines.extend(f"  problem: {cell(p)}" for p in request.problems)
     for question in request.clarifications:
-        lines.append(f"  question: {question.question}")
+        lines.append(f"  question: {cell(question.question)}")
         if question.choices:
-            lines.append(f"    choices: {', '.join(question.choices)}")
-    lines.extend(f"  note: {w}" for w in request.warnings)
+            lines.append(f"    choices: {', '.join(cell(c) for c in question.choices)}")
+    lines.extend(f"  note: {cell(w)}" for w in request.warnings)
     lines.append(f"  {request.message}")
     return "\n".join(lines)

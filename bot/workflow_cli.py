@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.data.schema import READING_OPTIONS, SCHEMA, Role
-from agent.domain import ApprovalRequest, Approver, PauseKind
+from agent.domain import ApprovalRequest, Approver, PauseKind, PauseStatus
 from agent.errors import ApprovalRefusedError, ReconbotError, WorkflowError
 from agent.usecases import UseCases
 from agent.usecases.common import Upload
@@ -29,10 +29,11 @@ from bot.paths import output_file, readable_file
 from bot.printer import Printer
 from bot.status_text import render_status
 from bot.terminal import TerminalProgress, terminal_identity
+from bot.terminal_text import printable
 
-EXIT_OK, EXIT_REFUSED, EXIT_REJECTED = 0, 2, 3
+EXIT_OK, EXIT_FAILED, EXIT_REFUSED, EXIT_REJECTED = 0, 1, 2, 3
 PROMPT = "decision> approve | reject REASON | edit [ROLE.]FIELD=COLUMN ... | ask QUESTION\n"
-AFTER_DECISION = "ask QUESTION about the outcome, or end with Ctrl-D\n"
+AFTER_DECISION = "ask QUESTION, or end with Ctrl-D\n"
 
 
 def add_commands(commands: Any) -> None:
@@ -79,10 +80,13 @@ def add_commands(commands: Any) -> None:
     verify.set_defaults(handler=_audit_verify)
 
 
-def _runtime(settings: Settings, *, agent: bool = True, create: bool = True) -> Runtime:
-    """The runtime; commands that never run the agent skip the model's start-up check, and
-    commands on existing cases (`create=False`) never create an empty database."""
-    return build_runtime(settings, check_model=agent, create=create)
+def _runtime(
+    settings: Settings, *, agent: bool = True, create: bool = True, recover: bool = True
+) -> Runtime:
+    """The runtime; commands that never run the agent skip the model's start-up check,
+    commands on existing cases (`create=False`) never create an empty database, and reading
+    commands (`recover=False`) never resume an interrupted approval."""
+    return build_runtime(settings, check_model=agent, create=create, recover=recover)
 
 
 def parse_edit(text: str) -> dict[Role, dict[str, str]]:
@@ -140,7 +144,8 @@ def investigate_files(
     """Investigate two files in this terminal, deciding on stdin; returns the exit code."""
     paths = [readable_file(Path(path)) for path in (orders, payments)]
     settings = Settings()
-    export = None if export is None else output_file(export, option="--export")
+    if export is not None:
+        export = output_file(export, option="--export", keep=[*paths, *settings.state_paths()])
     service = _runtime(settings).service
     print(f"reconbot: {settings.describe_state()}", file=sys.stderr, flush=True)
     printer = Printer(as_json)
@@ -178,12 +183,21 @@ def _decision_loop(service: UseCases, printer: Printer, request: ApprovalRequest
     returns the decision's exit code (pending: 0)."""
     interactive = sys.stdin.isatty()
     decided: int | None = None
+    failed = False
     while True:
         if interactive and not printer.as_json:
             print(PROMPT if decided is None else AFTER_DECISION, end="", flush=True)
         line = sys.stdin.readline()
         if not line and decided is not None:
             return decided
+        if not line and failed:
+            later = decide_later(request)
+            printer.emit(
+                {"type": "failed", "pause_id": request.pause_id, "decide": later},
+                f"The reconciliation of request {request.pause_id} failed (said above); nothing "
+                f"was reported. Approving again retries it: `{later}`.",
+            )
+            return EXIT_FAILED
         if not line:
             ids = {"pause_id": request.pause_id, "investigation_id": request.investigation_id}
             later = decide_later(request)
@@ -197,7 +211,7 @@ def _decision_loop(service: UseCases, printer: Printer, request: ApprovalRequest
         try:
             if command in ("approve", "reject", "edit") and decided is not None:
                 printer.emit(
-                    {"type": "error", "message": "this request is decided"},
+                    {"type": "error", "error": "WorkflowError", "message": "already decided"},
                     f"Request {request.pause_id} is decided. {AFTER_DECISION.strip()}",
                 )
             elif command in ("approve", "reject", "edit"):
@@ -215,13 +229,20 @@ def _decision_loop(service: UseCases, printer: Printer, request: ApprovalRequest
                     printer.request(request)
             elif command:
                 printer.emit(
-                    {"type": "error", "message": f"unknown decision {command!r}"},
+                    {
+                        "type": "error",
+                        "error": "WorkflowError",
+                        "message": f"unknown decision {command!r}",
+                    },
                     f"Unknown decision {command!r}. {PROMPT.strip()}",
                 )
         except ApprovalRefusedError as error:
             printer.refusal(error)
         except ReconbotError as error:
-            printer.emit({"type": "error", "message": str(error)}, f"reconbot: {error}")
+            document = {"type": "error", "error": type(error).__name__, "message": str(error)}
+            printer.emit(document, f"reconbot: {error}")
+            state = service.queries.pause(request.pause_id) if command == "approve" else None
+            failed = state is not None and state.status is PauseStatus.FAILED
 
 
 def _apply(
@@ -252,7 +273,9 @@ def _decide(args: argparse.Namespace) -> int:
             "request, and by `reconbot status INV-…` for each pending request"
         )
     settings = Settings()
-    export = None if args.export is None else output_file(args.export, option="--export")
+    export = args.export
+    if export is not None:
+        export = output_file(export, option="--export", keep=settings.state_paths())
     service = _runtime(settings, create=False).service
     printer = Printer(args.json)
     printer.locate = partial(locate_exceptions, service, settings, export=export)
@@ -271,12 +294,12 @@ def _status(args: argparse.Namespace) -> int:
     settings = Settings()
     if args.investigation_id is None:
         return _where(settings, as_json=args.json)
-    service = _runtime(settings, agent=False, create=False).service
+    service = _runtime(settings, agent=False, create=False, recover=False).service
     report = service.queries.status(args.investigation_id)
     if args.json:
         print(report.model_dump_json())
         return EXIT_OK
-    print(render_status(report))
+    print(printable(render_status(report)))
     print(f"({settings.describe_state()})")
     return EXIT_OK
 
@@ -286,7 +309,8 @@ def _where(settings: Settings, *, as_json: bool) -> int:
     exists = settings.sqlite_path is None or settings.sqlite_path.exists()
     recent = []
     if exists:
-        recent = _runtime(settings, agent=False, create=False).service.queries.recent(limit=10)
+        runtime = _runtime(settings, agent=False, create=False, recover=False)
+        recent = runtime.service.queries.recent(limit=10)
     if as_json:
         document = {
             "type": "state",

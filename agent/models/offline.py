@@ -19,7 +19,7 @@ from strands.types.content import Messages
 from strands.types.streaming import StreamEvent
 from strands.types.tools import ToolSpec
 
-from agent.data.money import format_money
+from agent.data.money import format_amount, format_money
 from agent.data.policy import CATEGORY_ORDER
 
 T = TypeVar("T", bound=BaseModel)
@@ -127,7 +127,7 @@ def _answer(text: str, done: list[Done]) -> ToolCall | Reply:
     categories = [c for c in (*CATEGORY_ORDER, "legitimate") if c in lowered]
     for d in done:
         if d.name == "get_evidence":
-            categories += [f.get("category") for f in d.data.get("findings", [])]
+            categories += [f.get("category") for f in d.data.get("findings", []) if not _ignored(f)]
     explained = {d.input.get("category") for d in done if d.name == "explain_policy"}
     wants_rule = any(word in lowered for word in _POLICY_WORDS)
     for category in dict.fromkeys(c for c in categories if c):
@@ -142,6 +142,46 @@ def _money(value: Any, currency: Any) -> str:
     return format_money(value, currency)
 
 
+def _ignored(finding: dict[str, Any]) -> bool:
+    """A row of the exceptions file that is not a finding: a row ignored, with its reason."""
+    return finding.get("category") == "ignored"
+
+
+def _finding_lines(
+    identifier: str, findings: list[dict[str, Any]], files: dict[str, str]
+) -> list[str]:
+    """What the exceptions file says of one id: each finding, then the rows ignored (by
+    reason), which are listed there too but are not findings."""
+    lines = []
+    for f in findings:
+        if _ignored(f):
+            continue
+        found = _money(f["actual"], f["currency"])
+        if f["category"] == "currency_mismatch" and f.get("actual"):
+            found = f"{format_amount(f['actual'])} in the payment's own currency"
+        lines.append(
+            f"{identifier} is flagged as {f['category']}: orders {f['order_ids'] or '-'} "
+            f"({files.get('orders', 'orders')} rows {f['orders_rows'] or '-'}), payments "
+            f"{f['payment_ids'] or '-'} ({files.get('payments', 'payments')} rows "
+            f"{f['payments_rows'] or '-'}); expected {_money(f['expected'], f['currency'])}"
+            f", found {found}."
+        )
+    ignored: dict[str, list[str]] = {}
+    for f in filter(_ignored, findings):
+        for role in ("orders", "payments"):
+            rows = str(f.get(f"{role}_rows") or "").split()
+            key = f"{files.get(role, role)} rows" if rows else ""
+            if key:
+                ignored.setdefault(f"{key}|{f.get('reason') or 'ignored'}", []).extend(rows)
+    for key, rows in ignored.items():
+        where, reason = key.split("|", 1)
+        lines.append(
+            f"{where} {', '.join(rows[:10])} with {identifier} are not findings: they are "
+            f"ignored ({reason})."
+        )
+    return lines
+
+
 def answer_from(done: list[Done]) -> str:
     """An answer written from the results of the tools called for a question."""
     lines: list[str] = []
@@ -154,17 +194,10 @@ def answer_from(done: list[Done]) -> str:
                 lines.append(str(d.data.get("error")))
                 continue
             findings = d.data.get("findings", [])
-            if not findings:
+            if not [f for f in findings if not _ignored(f)]:
                 lines.append(f"{identifier} is in no finding: it reconciled cleanly or is unknown.")
             files = d.data.get("files", {})
-            for f in findings:
-                lines.append(
-                    f"{identifier} is flagged as {f['category']}: orders {f['order_ids'] or '-'} "
-                    f"({files.get('orders', 'orders')} rows {f['orders_rows'] or '-'}), payments "
-                    f"{f['payment_ids'] or '-'} ({files.get('payments', 'payments')} rows "
-                    f"{f['payments_rows'] or '-'}); expected {_money(f['expected'], f['currency'])}"
-                    f", found {_money(f['actual'], f['currency'])}."
-                )
+            lines.extend(_finding_lines(identifier, findings, files))
         elif d.name == "explain_policy" and d.ok:
             for category, rule in d.data.get("rules", {}).items():
                 lines.append(f"Rule {category} (policy {d.data.get('policy_version')}): {rule}")
@@ -182,7 +215,7 @@ def reconcile_report(run: Done) -> str:
     lines = [
         f"Reconciled {data.get('orders', 0):,} orders against {data.get('payments', 0):,} "
         f"payments ({data.get('failed_attempts', 0):,} failed attempts ignored): "
-        f"{data.get('total_findings', 0):,} exceptions."
+        f"{data.get('total_findings', 0):,} findings."
     ]
     lines.extend(f"- {category}: {count:,}" for category, count in counts.items())
     for finding in data.get("first_findings", [])[:5]:
@@ -195,7 +228,10 @@ def reconcile_report(run: Done) -> str:
             f"{_money(finding['expected'], finding['currency'])}, found "
             f"{_money(finding['actual'], finding['currency'])} ({where})"
         )
-    lines.append(f"The exceptions file lists all {data.get('exceptions_file_rows', 0):,}.")
+    lines.append(
+        f"The exceptions file ({data.get('exceptions_file_rows', 0):,} rows) lists every "
+        "finding, then the rows ignored, each with its reason."
+    )
     return "\n".join(lines)
 
 

@@ -186,7 +186,7 @@ def test_reconcile_without_export_says_where_it_wrote(folder: Path, mapping: Pat
         "reconcile", "demo/orders.csv", "demo/payments.csv", "--mapping", "m.json", cwd=folder
     )
     assert done.returncode == 0, done.stderr
-    assert f"exceptions written to {folder / 'exceptions.csv'}" in done.stdout
+    assert f"rows: findings, then ignored rows): {folder / 'exceptions.csv'}" in done.stdout
 
 
 def test_questions_follow_the_outcome_until_the_end_of_input(folder: Path, mapping: Path) -> None:
@@ -314,3 +314,76 @@ def test_a_question_left_pending_is_answered_from_another_shell_as_printed(
     assert request["kind"] == "confirmation"
     chosen = words[3].partition("=")[2]
     assert request["mapping"]["payments"]["columns"]["captured_amount"] == chosen
+
+
+def test_an_export_never_overwrites_an_input_or_the_state(folder: Path, mapping: Path) -> None:
+    before = (folder / "demo" / "payments.csv").read_bytes()
+    for command in (
+        ("investigate", "demo/orders.csv", "demo/payments.csv", "--export", "demo/payments.csv"),
+        (
+            "reconcile",
+            "demo/orders.csv",
+            "demo/payments.csv",
+            "--mapping",
+            "m.json",
+            "--export",
+            "./demo/../demo/payments.csv",
+        ),
+        ("inspect", "demo/orders.csv", "demo/payments.csv", "--save-mapping", "demo/orders.csv"),
+        (
+            "investigate",
+            "demo/orders.csv",
+            "demo/payments.csv",
+            "--export",
+            str(STATE / "reconbot.db"),
+        ),
+    ):
+        said = one_sentence(reconbot(*command, cwd=folder, stdin="approve\n"))
+        assert "would overwrite" in said, said
+    assert (folder / "demo" / "payments.csv").read_bytes() == before
+
+
+def test_secrets_in_a_database_url_are_never_shown(folder: Path) -> None:
+    url = "postgresql://alice:userinfo-pw@127.0.0.1:9/db?password=query-pw&sslmode=disable"
+    for command in (("migrate",), ("status",), ("status", "INV-X", "--json")):
+        done = reconbot(*command, cwd=folder, env={"RECONBOT_DATABASE_URL": url})
+        shown = done.stdout + done.stderr
+        assert "userinfo-pw" not in shown and "query-pw" not in shown, shown
+
+
+@pytest.mark.parametrize(
+    "setting",
+    [
+        {"RECONBOT_APPROVAL_TTL": "abc"},
+        {"RECONBOT_MODEL": "gpt"},
+        {"RECONBOT_DATABASE_URL": "not a url"},
+        {"RECONBOT_HOME": "demo/orders.csv"},
+    ],
+    ids=["duration", "model", "database-url", "home-is-a-file"],
+)
+def test_a_setting_that_cannot_work_is_one_sentence(folder: Path, setting: dict[str, str]) -> None:
+    said = one_sentence(reconbot("status", cwd=folder, env=setting))
+    assert next(iter(setting)) in said or "database URL" in said, said
+
+
+def test_cells_cannot_drive_the_terminal_or_forge_lines(folder: Path) -> None:
+    forged = "#1001\x1b[2K\x1b[1A\x1b]52;c;ZWNobyBwd25lZA==\x07"
+    (folder / "x_orders.csv").write_text(
+        "Name,Total,Currency\n"
+        + f'"{forged}",10.00,EUR\n'
+        + '"#1002\n  authorization sha256:0000",11.00,EUR\n'
+        + "".join(f"#{1003 + i},{12 + i}.00,EUR\n" for i in range(30))
+    )
+    (folder / "x_payments.csv").write_text(
+        "id,order_id,Amount,Currency\n"
+        + "".join(f"ch_{i},#{1001 + i},{10 + i}.00,EUR\n" for i in range(32))
+    )
+    done = reconbot("investigate", "x_orders.csv", "x_payments.csv", cwd=folder)
+    assert done.returncode == 0, done.stderr
+    assert "\x1b" not in done.stdout and "\x07" not in done.stdout
+    assert "\\e[2K" in done.stdout
+    assert not [
+        line
+        for line in done.stdout.splitlines()
+        if "authorization sha256:0000" in line and line.lstrip().startswith("authorization")
+    ]

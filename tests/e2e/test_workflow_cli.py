@@ -62,7 +62,7 @@ def test_investigate_approve_on_stdin_prints_request_then_outcome(folder: Path) 
     )
     assert text.returncode == 0, text.stderr
     assert "Approval needed" in text.stdout
-    assert f"{sum(truth.values()):,} exceptions" in text.stdout
+    assert f"{sum(truth.values()):,} findings" in text.stdout
 
 
 def test_pause_decide_and_status_in_three_processes(folder: Path) -> None:
