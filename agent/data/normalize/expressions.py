@@ -79,8 +79,13 @@ def minor_sql(amount: str, unit: str, exponent: str) -> str:
     """A DuckDB expression: `amount` (a parsed decimal) in integer minor units."""
     if unit == "minor":
         return f"CAST(round({amount}) AS BIGINT)"
-    # One branch per exponent: a constant factor keeps DuckDB's decimal arithmetic in 64 bits.
+    # One branch per exponent: a constant factor keeps DuckDB's decimal arithmetic in 64 bits
+    # for amounts under 10^8 (every exponent fits in DECIMAL(18, 6)); larger amounts (in IDR,
+    # VND, a B2B order) are widened first, so they convert instead of overflowing.
     branches = " ".join(
-        f"WHEN {e} THEN CAST(round({amount} * {10**e}) AS BIGINT)" for e in (2, 0, 3, 4)
+        f"WHEN {e} THEN CASE WHEN abs({amount}) < 100000000 "
+        f"THEN CAST(round({amount} * {10**e}) AS BIGINT) "
+        f"ELSE CAST(round(CAST({amount} AS DECIMAL(38, 6)) * {10**e}) AS BIGINT) END"
+        for e in (2, 0, 3, 4)
     )
     return f"(CASE {exponent} {branches} END)"
