@@ -130,7 +130,9 @@ def parse_edit(text: str) -> dict[Role, dict[str, str]]:
         answers.setdefault(role, {})[field_name] = column
         last = (role, field_name)
     if not answers:
-        raise WorkflowError('edit what? e.g. edit payments.captured_amount="Amount Captured"')
+        raise WorkflowError(
+            'edit what? e.g. edit payments.order_id=Description or orders.order_amount="Total"'
+        )
     return answers
 
 
@@ -284,7 +286,11 @@ def _decide(args: argparse.Namespace) -> int:
     try:
         pause = (args.pause_id, args.authorization)
         done = _apply(service, printer, args.action, pause, terminal_identity(), words)
-        return done if isinstance(done, int) else EXIT_OK
+        if isinstance(done, int):
+            return done
+        if not printer.as_json:  # the new request: say how to decide it, as investigate does
+            print(f"Decide it, from any shell, with `{decide_later(done)}`.")
+        return EXIT_OK
     except ApprovalRefusedError as error:
         printer.refusal(error)
         return EXIT_REFUSED
