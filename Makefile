@@ -1,6 +1,7 @@
 # Two commands for a fresh machine with Python 3.11+ and make:
 #   make run    the Slack bot on the embedded defaults when Slack credentials are set; without
-#               them, it says exactly which are missing and investigates demo data in the terminal
+#               them, the bot against a local workspace at http://127.0.0.1:3000/ (PORT to move
+#               it): a Slack stand-in in the browser (`make demo`: the workflow in the terminal)
 #   make test   lint, format check, type check, import contracts and the whole test suite
 PYTHON ?= python3
 UV_VERSION := 0.13.9
@@ -8,7 +9,7 @@ UV := .uv/bin/uv
 VENV := .venv
 DEMO := var/demo
 
-.PHONY: run demo test lint bench bench-10m clean
+.PHONY: run demo test lint screenshots bench bench-10m clean
 
 $(UV):
 	$(PYTHON) -m venv .uv
@@ -19,7 +20,7 @@ $(VENV)/.synced: $(UV) pyproject.toml uv.lock
 	touch $@
 
 run: $(VENV)/.synced
-	$(VENV)/bin/reconbot start --demo-without-slack $(DEMO)
+	$(VENV)/bin/reconbot start --local-workspace
 
 demo: $(VENV)/.synced
 	$(VENV)/bin/reconbot demo-data --rows 10000 --out $(DEMO) > /dev/null
@@ -33,6 +34,15 @@ lint: $(VENV)/.synced
 
 test: lint
 	$(VENV)/bin/pytest -q -n 2 --dist loadfile
+
+# The README's pictures of the local workspace (approval.png, results.png), taken by the browser
+# tests in Debian's Chromium (apt-get install chromium; fonts-noto-color-emoji for the emoji).
+screenshots: $(VENV)/.synced
+	rm -f docs/screenshots/approval.png docs/screenshots/results.png
+	RECONBOT_SCREENSHOTS=docs/screenshots $(VENV)/bin/pytest -q \
+		tests/e2e/browser/test_local_workspace.py -k demo_pair
+	@test -s docs/screenshots/approval.png && test -s docs/screenshots/results.png \
+		|| { echo "make screenshots: no pictures taken (the skip reason is above)"; exit 1; }
 
 bench: $(VENV)/.synced
 	$(VENV)/bin/python scripts/flow_benchmark.py

@@ -12,7 +12,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 MAX_MODULE_LINES = 400
-PACKAGES = ("agent", "bot", "storage")
+PACKAGES = ("agent", "bot", "storage", "workspace")
 
 
 def _lint_imports(*args: str) -> subprocess.CompletedProcess[str]:

@@ -1,13 +1,8 @@
-"""A stand-in for Slack: a stateful workspace served over real HTTP on 127.0.0.1.
-
-It answers the Web API methods reconbot calls, hosts files behind a bearer-token check, takes
-uploads and response-URL posts, returns 429s on demand, and signs and delivers events, block
-actions, view submissions and slash commands to an app's request URL exactly as Slack does.
-Tests drive it as people would (`post_files`, `click`, `submit_view`, `command`) and read back
-what the app did (`thread`, `ephemerals`, `calls`).
+"""The Slack stand-in the tests drive, shipped with the product as `workspace.slack`: a
+stateful workspace served over real HTTP on 127.0.0.1 that answers the Web API, hosts files
+and signs and delivers events, block actions, view submissions and slash commands.
 """
 
-from tests.standins.slack.server import SlackStandIn
-from tests.standins.slack.workspace import Message, StoredFile, Workspace
+from workspace.slack import Message, SlackStandIn, StoredFile, Workspace
 
 __all__ = ["Message", "SlackStandIn", "StoredFile", "Workspace"]
