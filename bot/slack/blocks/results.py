@@ -85,7 +85,7 @@ def results_message(outcome: Outcome, user: str, trace: Sequence[ToolExecution] 
     head = (
         f":white_check_mark: *Reconciled* revision {outcome.revision} of "
         f"{outcome.investigation_id}, approved by {mention(user)}: "
-        f"{orders} orders against {payments} payments, *{total} exceptions*."
+        f"{orders} orders against {payments} payments, *{total} findings*."
     )
     counts = [
         f"{escape(name)}: *{count}*" for name, count in sorted(outcome.counts.items()) if count
@@ -120,7 +120,7 @@ def results_message(outcome: Outcome, user: str, trace: Sequence[ToolExecution] 
         user, outcome.pause_id, outcome.input_identity, outcome.mapping_digest
     )
     blocks.append(context(computed_line(outcome.investigation_id, phase_runs(trace), approval)))
-    return Rendered(f"Reconciled {outcome.investigation_id}: {total} exceptions.", dicts(blocks))
+    return Rendered(f"Reconciled {outcome.investigation_id}: {total} findings.", dicts(blocks))
 
 
 def _count(value: object) -> str:
@@ -133,7 +133,10 @@ def exceptions_file(outcome: Outcome) -> ExceptionsFile:
     return ExceptionsFile(
         filename=f"exceptions-{outcome.investigation_id}-r{outcome.revision}.csv",
         title=f"Exceptions of {outcome.investigation_id}, revision {outcome.revision}",
-        comment=f"All {outcome.export_rows} exceptions, with file rows and ids.",
+        comment=(
+            f"Every finding, then the rows ignored with their reasons ({outcome.export_rows:,} "
+            "rows), with file rows and ids."
+        ),
     )
 
 
