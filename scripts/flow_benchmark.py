@@ -15,7 +15,8 @@ cache), with the offline model:
 Beside it, in the same run, a child runs `scripts/pandas_pipeline.py` on the same files (hash,
 read, reconcile, export: the whole job done the straightforward way, without any of the
 person's steps). Each pipeline runs --repeat times after one discarded warm-up run; the figures
-are medians, and each child's peak resident memory (`ru_maxrss`) is the largest seen. Both
+are medians, and each child's peak resident memory (`ru_maxrss`, in MiB) is the largest seen,
+with the child's peak by the end of each step beside the step (where the peak happens). Both
 pipelines' per-category counts are checked against `truth.json` on every run. Interpreter
 start-up and imports are excluded for both. Usage:
 
@@ -31,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -46,8 +48,14 @@ STEPS = ("upload -> request", "edit -> request", "approve -> outcome")
 EDIT = {"orders": {"customer": "Lineitem name"}}
 
 
+def peak_mib() -> float:
+    """This process's peak resident memory so far, in MiB (Linux reports `ru_maxrss` in KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def child_flow(orders: Path, payments: Path, folder: Path) -> None:
-    """Run the terminal's flow on the two files and print {steps: seconds, counts} as JSON."""
+    """Run the terminal's flow on the two files and print {steps: seconds, peaks: MiB by the
+    end of each step, counts} as JSON."""
     os.environ.update(
         {
             "RECONBOT_DATABASE_URL": f"sqlite:///{folder / 'reconbot.db'}",
@@ -68,6 +76,7 @@ def child_flow(orders: Path, payments: Path, folder: Path) -> None:
     service = build_runtime(settings).service
     user = terminal_identity()
     seconds: dict[str, float] = {}
+    peaks: dict[str, float] = {}
     start = time.perf_counter()
     with orders.open("rb") as first, payments.open("rb") as second:
         uploads = [
@@ -76,6 +85,7 @@ def child_flow(orders: Path, payments: Path, folder: Path) -> None:
         ]
         request = service.intake.start(uploads, requested_by=user).request
     seconds[STEPS[0]] = time.perf_counter() - start
+    peaks[STEPS[0]] = peak_mib()
     if request is None or request.kind.value != "confirmation":
         raise SystemExit(f"the demo data did not give a confirmation request: {request}")
     start = time.perf_counter()
@@ -84,17 +94,19 @@ def child_flow(orders: Path, payments: Path, folder: Path) -> None:
         request.pause_id, request.authorization_identity, Approver(user=user), answers
     )
     seconds[STEPS[1]] = time.perf_counter() - start
+    peaks[STEPS[1]] = peak_mib()
     assert edited.kind.value == "confirmation", edited.problems
     start = time.perf_counter()
     outcome = service.decisions.confirm(
         edited.pause_id, edited.authorization_identity, Approver(user=user)
     )
     seconds[STEPS[2]] = time.perf_counter() - start
-    print(json.dumps({"steps": seconds, "counts": outcome.counts}))
+    peaks[STEPS[2]] = peak_mib()
+    print(json.dumps({"steps": seconds, "peaks": peaks, "counts": outcome.counts}))
 
 
 def run_child(args: list[str]) -> tuple[dict[str, Any], float]:
-    """Run a child of this script or of benchmark.py; return its JSON and its peak RSS in MB."""
+    """Run a child of this script or of benchmark.py; return its JSON and its peak RSS in MiB."""
     with tempfile.TemporaryFile() as out:
         proc = subprocess.Popen(args, stdout=out, cwd=ROOT)
         _, status, usage = os.wait4(proc.pid, 0)
@@ -147,7 +159,7 @@ def main() -> None:
     kinds = ("flow",) if args.no_pandas else ("flow", "pandas")
     print(
         f"machine: {os.cpu_count()} cores; {args.repeat} runs of each after a warm-up run; "
-        "medians; peak = the largest peak RSS of a run"
+        "medians; peak = the largest peak RSS of a run (MiB), by the end of each step"
     )
     for size in args.sizes:
         folder = prepare(size, args.data)
@@ -155,6 +167,7 @@ def main() -> None:
         expected = {k: v for k, v in truth.items() if v}
         megabytes = sum((folder / f).stat().st_size for f in ("orders.csv", "payments.csv")) / 1e6
         times: dict[str, dict[str, list[float]]] = {k: {} for k in kinds}
+        step_peaks: dict[str, float] = dict.fromkeys(STEPS, 0.0)
         peaks: dict[str, float] = dict.fromkeys(kinds, 0.0)
         agree: dict[str, bool] = dict.fromkeys(kinds, True)
         with tempfile.TemporaryDirectory(dir=args.data) as scratch:
@@ -167,23 +180,27 @@ def main() -> None:
                     if run == 0:
                         continue  # the warm-up run: checked, not timed
                     peaks[kind] = max(peaks[kind], rss)
+                    for step, peak in dict(result.get("peaks", {})).items():
+                        step_peaks[step] = max(step_peaks[step], float(peak))
                     steps = dict(result["steps"])
                     steps["whole"] = sum(steps.values())
                     for step, value in steps.items():
                         times[kind].setdefault(step, []).append(float(value))
         print(f"\n{size:,} orders ({megabytes:.0f} MB of CSV; {sum(expected.values()):,} findings)")
         flow = {step: statistics.median(values) for step, values in times["flow"].items()}
-        for step in (*STEPS, "whole"):
-            print(f"  reconbot {step:<20} {flow[step]:>7.2f} s")
+        for step in STEPS:
+            peak = f"peak by then {step_peaks[step]:>6.0f} MiB"
+            print(f"  reconbot {step:<20} {flow[step]:>7.2f} s; {peak}")
+        print(f"  reconbot {'whole':<20} {flow['whole']:>7.2f} s")
         print(
-            f"  reconbot peak {peaks['flow']:>6.0f} MB; counts = truth.json: "
+            f"  reconbot peak {peaks['flow']:>6.0f} MiB; counts = truth.json: "
             f"{'yes' if agree['flow'] else 'NO'}"
         )
         if "pandas" in kinds:
             pandas = statistics.median(times["pandas"]["whole"])
             print(
                 f"  pandas   whole job            {pandas:>7.2f} s; "
-                f"peak {peaks['pandas']:>6.0f} MB; "
+                f"peak {peaks['pandas']:>6.0f} MiB; "
                 f"counts = truth.json: {'yes' if agree['pandas'] else 'NO'}"
             )
             print(f"  the whole flow is {pandas / flow['whole']:.1f}x faster than pandas' job")

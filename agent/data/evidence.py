@@ -9,8 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import duckdb
-
+from agent.data.duck import session
 from agent.data.profile import normalize_key
 
 _TOKENS = (
@@ -28,7 +27,7 @@ def findings_for(
     key = normalize_key(identifier.lstrip("'")).replace("#", "").lower()
     if not key:
         return []
-    con = duckdb.connect()
+    con = session()
     try:
         source = str(export).replace("'", "''")
         cursor = con.execute(

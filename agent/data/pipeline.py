@@ -38,7 +38,10 @@ def run_job(
 ) -> JobResult:
     """Reconcile both files under `mapping` and write the exceptions CSV."""
     with file_columns(files, mapping, cache=cache, workdir=workdir) as columns:
-        run = reconcile_columns(columns, mapping, policy, con=connect(workdir))
+        # The process's DuckDB instance outlives this job: it spills in the cache's folder,
+        # never in a job's own scratch folder.
+        spill = cache.folder if cache is not None else workdir
+        run = reconcile_columns(columns, mapping, policy, con=connect(spill))
         digests = {role: columns[role].digest for role in Role}
     exported = run.export_csv(export_to)
     return JobResult(run, digests, exported)

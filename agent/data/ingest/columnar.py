@@ -11,6 +11,9 @@ While DuckDB parses the file, two threads read its bytes beside it: one hashes t
 digest stored with the columns is the digest of the bytes that were parsed, so a reconciliation
 proves which bytes it read without reading them again), one counts its records independently of
 DuckDB (the ledger's count: a parse that loses or invents rows is refused).
+
+DuckDB parses on the process's one instance (`agent.data.duck`), under the memory limit every
+other step shares, so two files parsed at once while a validation runs stay within one budget.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from pathlib import Path
 
 import duckdb
 
+from agent.data.duck import session
 from agent.data.ingest.counting import count_records
 from agent.data.ingest.diagnosis import diagnose
 from agent.data.ingest.digest import file_digest
@@ -40,9 +44,6 @@ RowProgress = Callable[[str, int, float], None]
 
 PROGRESS_EVERY = 1.0
 """Seconds between two progress reports of one file."""
-
-# DuckDB's memory while parsing one file; the rest spills to the scratch folder.
-BUILD_MEMORY_LIMIT = "320MB"
 
 
 @dataclass(frozen=True)
@@ -91,14 +92,8 @@ def build_columns(
         ThreadPoolExecutor(max_workers=2, thread_name_prefix="columns") as helpers,
     ):
         digest = helpers.submit(file_digest, path)
-        con = duckdb.connect(
-            config={
-                "memory_limit": BUILD_MEMORY_LIMIT,
-                "temp_directory": str(folder),
-            }
-        )
+        con = session(scratch)  # the process's DuckDB instance: its memory limit, its spill
         try:
-            con.execute("SET enable_progress_bar = false")  # never drawn on a terminal
             for attempt in range(2):
                 source, skip = duckdb_source(path, layout, Path(folder))
                 counted = helpers.submit(
@@ -176,7 +171,7 @@ def load_columns(
     Rows keep file order, so data row n is `rowid + 1` of the table. Returns the file's layout
     with its records; a table whose row count differs from them raises LedgerError.
     """
-    con.execute("SET preserve_insertion_order = true")
+    con.execute("SET SESSION preserve_insertion_order = true")  # this connection's reads only
     con.execute(f"CREATE OR REPLACE TABLE {table} AS " + query.replace("{source}", columns.sql()))
     row = con.execute(f"SELECT count(*) FROM {table}").fetchone()
     read = int(row[0]) if row else 0

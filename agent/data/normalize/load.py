@@ -16,6 +16,7 @@ from pathlib import Path
 import duckdb
 
 from agent.data.cache import ColumnCache, Fetch, Reading
+from agent.data.duck import cursor
 from agent.data.ingest import CsvLayout, layout_from_options
 from agent.data.ingest.columnar import Columns, RowProgress, build_columns, load_columns
 from agent.data.normalize.columns import derived_columns, select_list
@@ -146,7 +147,8 @@ def load_both(
     keep_raw: bool = False,
     roles: tuple[Role, ...] = tuple(Role),
 ) -> dict[Role, CsvLayout]:
-    """Load the orders and the payments columns at once, each on its own cursor.
+    """Load the orders and the payments columns at once, each on its own connection to `con`'s
+    catalog (`duck.cursor`).
 
     DuckDB interleaves the two scans, which keeps both cores busy through the phases where one
     scan alone would not. Returns each file's layout, with its data records
@@ -156,7 +158,7 @@ def load_both(
         loads = {
             role: pool.submit(
                 load_columns_as,
-                con.cursor(),
+                cursor(con),
                 role,
                 columns[role],
                 mapping.for_role(role),

@@ -8,9 +8,6 @@ approved row kinds) are never written into the SQL text: each statement names th
 
 from __future__ import annotations
 
-import itertools
-import os
-import tempfile
 from collections.abc import Mapping
 from functools import cache
 from importlib.resources import files
@@ -19,27 +16,19 @@ from typing import Any
 
 import duckdb
 
-# DuckDB's memory for validating or reconciling; what does not fit spills to disk. With the
-# parse of `ingest.columnar` (two files at once) and Python itself, a process stays within 1 GiB.
-MEMORY_LIMIT = "700MB"
+from agent.data.duck import MEMORY_LIMIT, workspace
+
 PACKAGE = "agent.data.reconcile"
-_SPILLS = itertools.count()
+
+__all__ = ["MEMORY_LIMIT", "connect", "run_sql", "sql_text"]
 
 
 def connect(spill: Path | None = None) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB connection set up for reconciling: UTC, bounded memory, spilling
-    what does not fit into `spill` (default: the system's temporary folder; never the current
-    directory, DuckDB's own default)."""
-    folder = spill if spill is not None else Path(tempfile.gettempdir())
-    con = duckdb.connect(
-        config={
-            "memory_limit": MEMORY_LIMIT,
-            "temp_directory": str(folder / f"duckdb-spill-{os.getpid()}-{next(_SPILLS)}"),
-        }
-    )
-    con.execute("SET TimeZone = 'UTC'")
-    con.execute("SET enable_progress_bar = false")  # never drawn on a person's terminal
-    return con
+    """A connection for validating or reconciling: a workspace of the process's DuckDB instance
+    (`agent.data.duck`: tables of its own, UTC, the process's one memory limit), spilling what
+    does not fit into `spill` (the work directory; default: the system's temporary folder) when
+    it is the process's first DuckDB work."""
+    return workspace(spill)
 
 
 @cache

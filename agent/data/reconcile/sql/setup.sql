@@ -5,7 +5,9 @@
 -- Parameters: $currency_codes and $currency_exponents (ISO 4217, `agent.data.currency`),
 -- $voided_order_statuses (the policy's words).
 
-SET preserve_insertion_order = false;
+-- This connection's statements only: others on the process's DuckDB instance (a parse, a load)
+-- keep file order.
+SET SESSION preserve_insertion_order = false;
 
 CREATE OR REPLACE TABLE currency_exponents AS
 SELECT unnest($currency_codes::VARCHAR[]) AS code,
