@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 from agent.domain import Outcome
+from agent.errors import ReconbotError
 from agent.usecases import UseCases
 from bot.config import Settings
 
@@ -18,19 +19,25 @@ def locate_exceptions(
     service: UseCases, settings: Settings, outcome: Outcome, export: Path | None
 ) -> str | None:
     """Write the outcome's exceptions CSV to `export` when given; return where a person reads
-    it (that path, the stored file on a local store, or its digest in S3), None if none."""
+    it (that path, else where it is stored), None if the outcome has none. Never raises: the
+    outcome is saved whatever happens to the copy, so a failure is said beside where it is."""
     if outcome.export_digest is None:
         return None
-    if export is not None:
+    kept = f"{outcome.export_digest} in {settings.blob_url} (add --export FILE for a copy)"
+    local = settings.blob_url.startswith("file://")
+    if export is None and not local:
+        return kept  # never downloaded just to be named
+    try:
         with service.queries.exceptions_file(outcome) as stored:
             assert stored is not None
-            try:
-                shutil.copyfile(stored, export)
-            except OSError as error:  # the outcome stands: say where it is instead
-                logger.warning("export=%s | exceptions CSV not written: %s", export, error)
-                return f"{stored} (not written to {export}: {error.strerror or error})"
+            if local:
+                kept = str(stored)
+            if export is None:
+                return kept
+            shutil.copyfile(stored, export)
         return str(export)
-    if settings.blob_url.startswith("file://"):
-        with service.queries.exceptions_file(outcome) as stored:
-            return str(stored)
-    return f"{outcome.export_digest} in {settings.blob_url} (add --export FILE for a copy)"
+    except (OSError, ReconbotError) as error:
+        logger.warning("export=%s | exceptions CSV not written or read: %s", export, error)
+        why = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+        target = f"not written to {export}" if export is not None else "not readable"
+        return f"{kept} ({target}: {why})"

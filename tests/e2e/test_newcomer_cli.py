@@ -387,3 +387,25 @@ def test_cells_cannot_drive_the_terminal_or_forge_lines(folder: Path) -> None:
         for line in done.stdout.splitlines()
         if "authorization sha256:0000" in line and line.lstrip().startswith("authorization")
     ]
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full on this system")
+def test_an_export_that_fails_to_write_keeps_the_outcome_and_says_where_it_is(
+    folder: Path,
+) -> None:
+    done = reconbot(
+        "investigate",
+        "demo/orders.csv",
+        "demo/payments.csv",
+        "--export",
+        "/dev/full",
+        "--json",
+        cwd=folder,
+        stdin="approve\n",
+    )
+    assert done.returncode == 0, done.stderr
+    outcome = documents(done.stdout)[1]
+    assert outcome["type"] == "outcome"
+    assert "not written to /dev/full" in outcome["exceptions_csv"]
+    stored = Path(outcome["exceptions_csv"].split(" (")[0])
+    assert stored.is_file(), "the stored exceptions CSV is named"
