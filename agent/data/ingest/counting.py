@@ -3,11 +3,23 @@
 from __future__ import annotations
 
 import codecs
-import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-_BLANK_LINE = re.compile(rb"\n(?=\n)")
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+CHUNK_BYTES = 1 << 18
+"""Bytes read and scanned at a time: memory stays a few times this whatever the file's size.
+
+Small enough that a chunk and its two work arrays stay in a core's L2 cache across the scan's
+passes (256 KiB took 0.12 s of CPU on the 146 MB benchmark file, 4 MiB 0.20 s); a module
+constant so that tests can make it tiny and put chunk boundaries inside CRLFs and quotes.
+"""
+
+_LF, _CR, _QUOTE = 0x0A, 0x0D, 0x22
 
 
 def count_records(path: Path, progress: Callable[[int, int], None] | None = None) -> int:
@@ -16,36 +28,76 @@ def count_records(path: Path, progress: Callable[[int, int], None] | None = None
     The ledger's independent count: a quote-aware scan of the bytes, separate from DuckDB's
     parser, so that rows a reader loses (a skipped title, a header that swallows a line) show as
     a difference instead of vanishing. A record ends at CR, LF or CRLF outside quotes; a line
-    with nothing on it is not a record.
+    with nothing on it is not a record. A UTF-8 BOM is skipped; `progress`, if given, hears
+    (records so far, bytes consumed) after each chunk.
+
+    It runs beside DuckDB's parse of the same file and takes CPU from it, so the scan is
+    vectorised (numpy, which releases the GIL) rather than byte by byte in Python. numpy is
+    imported on the first count, not when the package is (it takes a fifth of a second).
     """
+    import numpy as np
+
     records = 0
     in_quote = False
-    at_start = True
-    pending_cr = False
+    at_start = True  # the last byte seen ended a line outside quotes, or none was seen yet
     consumed = 0
-    with path.open("rb") as handle:
+    size = CHUNK_BYTES
+    buffer = bytearray(size)
+    data = np.frombuffer(buffer, dtype=np.uint8)
+    marks = np.empty(size, dtype=np.bool_)
+    scratch = np.empty(size, dtype=np.bool_)
+    with path.open("rb", buffering=0) as handle:
         if handle.read(3) != codecs.BOM_UTF8:
             handle.seek(0)
-        while chunk := handle.read(1 << 22):
-            consumed += len(chunk)
-            if pending_cr and chunk[:1] == b"\n":
-                chunk = chunk[1:]
-                if not chunk:
-                    continue
-            parts = chunk.split(b'"')
-            outside = b'"'.join(parts[1 if in_quote else 0 :: 2])
-            if b"\r" in outside:
-                outside = outside.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-            ends = outside.count(b"\n")
-            blanks = len(_BLANK_LINE.findall(outside)) if b"\n\n" in outside else 0
-            if at_start and not in_quote and outside[:1] == b"\n":
-                blanks += 1
-            records += ends - blanks
-            if len(parts) % 2 == 0:
-                in_quote = not in_quote
-            last = chunk[-1:]
-            pending_cr = not in_quote and last == b"\r"
-            at_start = not in_quote and last in (b"\n", b"\r")
+        while read := handle.readinto(buffer):
+            consumed += read
+            ends, in_quote, at_start = _scan(
+                data[:read], marks[:read], scratch[:read], in_quote, at_start
+            )
+            records += ends
             if progress is not None:
                 progress(records, consumed)
     return records + (0 if at_start else 1)
+
+
+def _scan(
+    chunk: npt.NDArray[np.uint8],
+    marks: npt.NDArray[np.bool_],
+    scratch: npt.NDArray[np.bool_],
+    in_quote: bool,
+    at_start: bool,
+) -> tuple[int, bool, bool]:
+    """The records `chunk` ends, and whether it leaves a quote open and a line just ended.
+
+    Only quotes, CRs and LFs matter, and they are few, so their positions are found in whole-
+    array passes (`marks` and `scratch` are work space the size of `chunk`) and the rules are
+    applied to those positions alone: a line ending is inside quotes when an odd number of
+    quotes precede it (`in_quote` carries the parity across chunks), and it ends a record unless
+    the byte before it also ended a line (a blank line, or the LF of a CRLF) or it starts the
+    file. `at_start` says the previous chunk ended with a line ending outside quotes, which is
+    what carries a CRLF or a blank line across a chunk boundary.
+    """
+    import numpy as np
+
+    np.equal(chunk, _LF, out=marks)
+    np.equal(chunk, _CR, out=scratch)
+    np.logical_or(marks, scratch, out=marks)
+    np.equal(chunk, _QUOTE, out=scratch)
+    np.logical_or(marks, scratch, out=marks)
+    where = np.flatnonzero(marks)
+    if where.size == 0:
+        return 0, in_quote, False
+    quote = chunk[where] == _QUOTE
+    # Quote parity after each marked byte (including it): for a line ending, inside quotes.
+    inside = np.bitwise_xor.accumulate(quote.view(np.uint8)).view(np.bool_)
+    if in_quote:
+        inside = ~inside
+    # A line ending right after another (neither is a quote, so both are outside or inside).
+    follows = np.empty(where.size, dtype=np.bool_)
+    follows[0] = at_start and where[0] == 0
+    np.equal(where[1:], where[:-1] + 1, out=follows[1:])
+    follows[1:] &= ~quote[:-1]
+    ends = np.count_nonzero(~(quote | inside | follows))
+    still_in_quote = bool(inside[-1])
+    line_just_ended = where[-1] == chunk.size - 1 and not quote[-1] and not still_in_quote
+    return int(ends), still_in_quote, bool(line_just_ended)
