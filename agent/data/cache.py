@@ -35,6 +35,7 @@ from pathlib import Path
 
 from agent.data.ingest import HEAD_BYTES, CsvLayout, CsvSample, inspect_head, layout_from_options
 from agent.data.ingest.columnar import Columns, RowProgress, build_columns
+from agent.data.kept import KeptTables
 from agent.data.mapping import Proposal, infer_mapping
 from agent.data.schema import Role
 
@@ -73,6 +74,8 @@ class ColumnCache:
         self._lock = threading.Lock()
         self._building: dict[str, Future[Columns]] = {}
         self._prefetching = ThreadPoolExecutor(max_workers=2, thread_name_prefix="prefetch")
+        self.kept = KeptTables()
+        """The last validations' loaded tables, for the steps after them in this process."""
 
     def get(self, digest: str, reading: Reading) -> Columns | None:
         """The cached columns of the file with `digest` read as `reading`, if any."""

@@ -13,7 +13,7 @@ from pathlib import Path
 from agent.data.cache import ColumnCache
 from agent.data.normalize.load import Files
 from agent.data.policy import Policy
-from agent.data.reconcile import Reconciliation, connect
+from agent.data.reconcile import Reconciliation
 from agent.data.reconcile.run import file_columns, reconcile_columns
 from agent.data.schema import Mapping, Role
 
@@ -41,7 +41,8 @@ def run_job(
         # The process's DuckDB instance outlives this job: it spills in the cache's folder,
         # never in a job's own scratch folder.
         spill = cache.folder if cache is not None else workdir
-        run = reconcile_columns(columns, mapping, policy, con=connect(spill))
+        kept = cache.kept if cache is not None else None
+        run = reconcile_columns(columns, mapping, policy, spill=spill, kept=kept)
         digests = {role: columns[role].digest for role in Role}
     exported = run.export_csv(export_to)
     return JobResult(run, digests, exported)

@@ -17,6 +17,7 @@ import duckdb
 from agent.data.cache import ColumnCache
 from agent.data.gates import check_reading
 from agent.data.ingest.columnar import Columns, RowProgress
+from agent.data.kept import KeptTables, KeptWorkspace
 from agent.data.ledger import account, build_ledger_rows
 from agent.data.normalize import ValidationReport, load_both, merge, validate
 from agent.data.normalize.load import Files, parse_both
@@ -63,8 +64,9 @@ def load_and_validate(
     an order id column that names no single order) is an error with the likely fix. The report's
     facts (rows per file, how many references name an order) are shown on the request.
     """
+    kept = cache.kept if cache is not None else None
     with file_columns(files, mapping, cache=cache, workdir=workdir, progress=progress) as columns:
-        return validate_columns(con, columns, mapping, memo)
+        return validate_columns(con, columns, mapping, memo, kept=kept)
 
 
 def validate_columns(
@@ -72,6 +74,8 @@ def validate_columns(
     columns: dict[Role, Columns],
     mapping: Mapping,
     memo: ValidationMemo | None = None,
+    *,
+    kept: KeptTables | None = None,
 ) -> ValidationReport:
     """`load_and_validate` on both files' columns.
 
@@ -79,6 +83,10 @@ def validate_columns(
     not validated again, and the gates are not checked again while the fields that make the
     join keys are unchanged: an edit re-validates only what it changed. A file whose report and
     the gates' are both remembered is not even loaded (`con` then lacks its table).
+
+    With `kept`, the work runs in the workspace kept for these files (by the validation before
+    it, when there is one; else in `con`), loads only the tables it lacks under this mapping, and
+    is kept afterwards for the next validation or the reconciliation of these files.
     """
     names = {role: columns[role].layout.file_name for role in Role}
     role_keys = {
@@ -101,7 +109,14 @@ def validate_columns(
     reports = {role: memo.recall(role_keys[role]) if memo else None for role in Role}
     gates = memo.recall(gate_key) if memo else None
     needed = tuple(role for role in Role if gates is None or reports[role] is None)
-    load_both(con, columns, mapping, keep_raw=True, roles=needed)
+    files, loads = _load_keys(columns, mapping)
+    case = (kept.take(files) if kept is not None else None) or KeptWorkspace(con)
+    con = case.con
+    missing = tuple(role for role in needed if case.loaded.get(role) != loads[role])
+    for role in missing:  # replaced below: until it is loaded, the table is none of these
+        case.loaded.pop(role, None)
+    load_both(con, columns, mapping, keep_raw=True, roles=missing)
+    case.loaded.update({role: loads[role] for role in missing})
     done: dict[Role, ValidationReport] = {}
     for role in Role:
         found = reports[role]
@@ -116,7 +131,25 @@ def validate_columns(
             memo.remember(gate_key, gates)
     report = merge(merge(done[Role.ORDERS], done[Role.PAYMENTS]), gates)
     report.facts[:0] = [f"{names[role]}: {columns[role].records:,} rows read" for role in Role]
+    if kept is not None:
+        kept.keep(files, case)
     return report
+
+
+def _load_keys(columns: dict[Role, Columns], mapping: Mapping) -> tuple[str, dict[Role, str]]:
+    """The key of the pair of files (their columns) and, by role, of the table loading the
+    file under `mapping` makes: a kept table is used only under the same key."""
+    files = memo_key("files", [columns[role].parquet.name for role in Role])
+    loads = {
+        role: memo_key(
+            "load",
+            role.value,
+            columns[role].parquet.name,
+            mapping.for_role(role).model_dump(mode="json"),
+        )
+        for role in Role
+    }
+    return files, loads
 
 
 def _join_fields(mapping: Mapping) -> dict[str, object]:
@@ -152,8 +185,9 @@ def reconcile(
     that cannot be read as approved, and LedgerError when the rows do not add up to the
     records of each file (nothing is reported then).
     """
+    kept = cache.kept if cache is not None else None
     with file_columns(files, mapping, cache=cache, workdir=workdir) as columns:
-        return reconcile_columns(columns, mapping, policy, con=con or connect(workdir))
+        return reconcile_columns(columns, mapping, policy, con=con, spill=workdir, kept=kept)
 
 
 def reconcile_columns(
@@ -162,16 +196,23 @@ def reconcile_columns(
     policy: Policy,
     *,
     con: duckdb.DuckDBPyConnection | None = None,
+    spill: Path | None = None,
+    kept: KeptTables | None = None,
 ) -> Reconciliation:
-    """`reconcile` on both files' columns."""
-    con = con or connect()
-    layouts = load_both(con, columns, mapping)
+    """`reconcile` on both files' columns, in `con` (default: a new workspace spilling into
+    `spill`), or with `kept`, in the workspace the validation of this mapping left for these
+    files, where the tables it loaded are read as they are (loading only what it lacks)."""
+    files, loads = _load_keys(columns, mapping)
+    case = kept.take(files) if kept is not None else None
+    if case is None:
+        case = KeptWorkspace(con or connect(spill))
+    con = case.con
+    missing = tuple(role for role in Role if case.loaded.get(role) != loads[role])
+    load_both(con, columns, mapping, roles=missing)
     run_engine(con, mapping, policy)
     build_ledger_rows(con, VOIDED_STATUSES)
     names = {role: columns[role].layout.file_name for role in Role}
     ledger = []
     for role in Role:
-        records = layouts[role].records
-        assert records is not None, "columns carry every file's records"
-        ledger.append(account(con, role, names[role], records))
+        ledger.append(account(con, role, names[role], columns[role].records))
     return Reconciliation(con, names, policy, ledger)

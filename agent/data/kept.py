@@ -1,0 +1,77 @@
+"""Loaded tables kept in the process's DuckDB from a validation to the reconciliation after it.
+
+A validation loads both files under the proposed mapping (`orders_rows`, `payments_rows` in a
+workspace of the process's DuckDB instance). The reconciliation that follows its approval needs
+the same tables: loading them again costs as much as the first time (at 1M rows about a second
+a file), and copying them between workspaces costs as much as loading. So the validation's
+workspace is kept here, under the pair of files it read, with the load key of each table it
+holds; the next validation of the same files (an edit) and the reconciliation take it over,
+load only the tables whose key differs, and run in it.
+
+Nothing here is needed for a correct result: a workspace that was not kept (another process, a
+restart, evicted for room) only means loading again. A kept workspace is taken by one step at a
+time (taking removes it), and at most `max_kept` are held, each at most `max_age`: DuckDB keeps
+their tables within the process's one memory limit, spilling to disk what does not fit.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+import duckdb
+
+from agent.data.schema import Role
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class KeptWorkspace:
+    """A workspace connection and, by role, the load key of the table it holds (`loaded`)."""
+
+    con: duckdb.DuckDBPyConnection
+    loaded: dict[Role, str] = field(default_factory=dict)
+
+
+class KeptTables:
+    """The few most recent validations' workspaces, by the pair of files they read."""
+
+    def __init__(self, *, max_kept: int = 2, max_age: timedelta = timedelta(hours=1)) -> None:
+        self.max_kept = max_kept
+        self.max_age = max_age
+        self._lock = threading.Lock()
+        self._kept: OrderedDict[str, tuple[float, KeptWorkspace]] = OrderedDict()
+
+    def take(self, files: str) -> KeptWorkspace | None:
+        """The workspace kept for `files` (removed from here: one step uses it at a time), or
+        None when there is none or it is older than `max_age`."""
+        with self._lock:
+            entry = self._kept.pop(files, None)
+        if entry is None:
+            return None
+        kept_at, workspace = entry
+        if time.monotonic() - kept_at > self.max_age.total_seconds():
+            return None
+        return workspace
+
+    def keep(self, files: str, workspace: KeptWorkspace) -> None:
+        """Keep `workspace` for the next step on `files`, dropping the oldest beyond `max_kept`
+        (a dropped workspace's tables are given back to DuckDB once nothing else holds it)."""
+        if self.max_kept <= 0 or not workspace.loaded:
+            return
+        with self._lock:
+            self._kept.pop(files, None)
+            self._kept[files] = (time.monotonic(), workspace)
+            while len(self._kept) > self.max_kept:
+                dropped, _ = self._kept.popitem(last=False)
+                logger.info("files=<%s> | a kept workspace was dropped for room", dropped[:24])
+
+    def clear(self) -> None:
+        """Drop every kept workspace."""
+        with self._lock:
+            self._kept.clear()

@@ -1,0 +1,151 @@
+"""Tables a validation loaded are reused by the steps after it, and never under another reading.
+
+The validation's workspace is kept for the pair of files it read: an edit loads only the file
+whose part of the mapping changed, the reconciliation after the approval loads nothing it
+already has, and whatever it reuses, its findings, ledger and exceptions CSV are those of a
+reconciliation that loaded everything itself.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import agent.data.reconcile.run as run_module
+from agent.data.cache import ColumnCache
+from agent.data.demo import generate
+from agent.data.ingest import inspect_csv
+from agent.data.kept import KeptTables
+from agent.data.mapping import infer_mapping
+from agent.data.normalize.load import Source
+from agent.data.normalize.memo import ValidationMemo
+from agent.data.pipeline import JobResult, run_job
+from agent.data.policy import Policy
+from agent.data.reconcile import connect, load_and_validate
+from agent.data.schema import Mapping, Role
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("demo")
+    generate(2_000, out, seed=11)
+    return out
+
+
+@pytest.fixture(scope="module")
+def mapping(demo: Path) -> Mapping:
+    proposal = infer_mapping(
+        inspect_csv(demo / "orders.csv", "orders.csv"),
+        inspect_csv(demo / "payments.csv", "payments.csv"),
+    )
+    assert proposal.mapping is not None
+    return proposal.mapping
+
+
+@pytest.fixture
+def loads(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Role, ...]]:
+    """The roles each load of the validation or the reconciliation read into its workspace."""
+    seen: list[tuple[Role, ...]] = []
+    real = run_module.load_both  # type: ignore[attr-defined]
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        seen.append(tuple(kwargs.get("roles", tuple(Role))))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(run_module, "load_both", counting)
+    return seen
+
+
+def files_of(demo: Path) -> dict[Role, Source]:
+    return {role: Source.at(demo / f"{role.value}.csv", f"{role.value}.csv") for role in Role}
+
+
+def cache_in(folder: Path, kept: KeptTables | None = None) -> ColumnCache:
+    cache = ColumnCache(folder, max_bytes=1 << 30, max_age=timedelta(days=2))
+    if kept is not None:
+        cache.kept = kept
+    return cache
+
+
+def with_orders(mapping: Mapping, **columns: str) -> Mapping:
+    orders = mapping.orders.model_copy(update={"columns": {**mapping.orders.columns, **columns}})
+    return mapping.model_copy(update={"orders": orders})
+
+
+def assert_same_result(job: JobResult, plain: JobResult, exported: Path, fresh: Path) -> None:
+    """The reconciliation's summary, findings, ledger and CSV bytes equal those of one that
+    loaded both files itself."""
+    assert job.reconciliation.summary() == plain.reconciliation.summary()
+    assert job.reconciliation.findings(limit=None) == plain.reconciliation.findings(limit=None)
+    assert job.reconciliation.ledger == plain.reconciliation.ledger
+    assert exported.read_bytes() == fresh.read_bytes()
+
+
+def plain_job(demo: Path, mapping: Mapping, export: Path) -> JobResult:
+    paths = {role: (demo / f"{role.value}.csv", f"{role.value}.csv") for role in Role}
+    return run_job(paths, mapping, Policy(), export)
+
+
+def test_an_edit_loads_only_its_file_and_the_reconciliation_loads_nothing(
+    demo: Path, mapping: Mapping, tmp_path: Path, loads: list[tuple[Role, ...]]
+) -> None:
+    cache = cache_in(tmp_path / "cache")
+    memo = ValidationMemo(tmp_path / "cache" / "validations", max_age=timedelta(days=2))
+    files = files_of(demo)
+    assert load_and_validate(connect(), files, mapping, cache=cache, memo=memo).ok
+    edited = with_orders(mapping, customer="Lineitem name")
+    assert load_and_validate(connect(), files, edited, cache=cache, memo=memo).ok
+    job = run_job(files, edited, Policy(), tmp_path / "kept.csv", cache=cache)
+    assert loads == [(Role.ORDERS, Role.PAYMENTS), (Role.ORDERS,), ()]
+    plain = plain_job(demo, edited, tmp_path / "plain.csv")
+    assert_same_result(job, plain, tmp_path / "kept.csv", tmp_path / "plain.csv")
+
+
+def test_a_table_loaded_under_another_reading_is_loaded_again(
+    demo: Path, mapping: Mapping, tmp_path: Path, loads: list[tuple[Role, ...]]
+) -> None:
+    cache = cache_in(tmp_path / "cache")
+    files = files_of(demo)
+    assert load_and_validate(connect(), files, mapping, cache=cache).ok
+    # The orders' amount read from another column than the one validated: the orders table
+    # the validation loaded says other amounts, and is not used.
+    other = with_orders(mapping, order_amount="Subtotal")
+    job = run_job(files, other, Policy(), tmp_path / "kept.csv", cache=cache)
+    assert loads == [(Role.ORDERS, Role.PAYMENTS), (Role.ORDERS,)]
+    plain = plain_job(demo, other, tmp_path / "plain.csv")
+    assert (
+        job.reconciliation.summary().counts
+        != plain_job(demo, mapping, tmp_path / "first.csv").reconciliation.summary().counts
+    ), "the two readings must give different results"
+    assert_same_result(job, plain, tmp_path / "kept.csv", tmp_path / "plain.csv")
+
+
+def test_a_kept_workspace_serves_one_step_only(
+    demo: Path, mapping: Mapping, tmp_path: Path, loads: list[tuple[Role, ...]]
+) -> None:
+    cache = cache_in(tmp_path / "cache")
+    files = files_of(demo)
+    assert load_and_validate(connect(), files, mapping, cache=cache).ok
+    first = run_job(files, mapping, Policy(), tmp_path / "first.csv", cache=cache)
+    second = run_job(files, mapping, Policy(), tmp_path / "second.csv", cache=cache)
+    assert loads == [tuple(Role), (), tuple(Role)]
+    assert_same_result(first, second, tmp_path / "first.csv", tmp_path / "second.csv")
+
+
+def test_only_the_most_recent_validations_are_kept_and_not_for_long(
+    demo: Path, mapping: Mapping, tmp_path: Path, loads: list[tuple[Role, ...]]
+) -> None:
+    other = tmp_path / "other"
+    generate(500, other, seed=3)
+    cache = cache_in(tmp_path / "cache", KeptTables(max_kept=1))
+    assert load_and_validate(connect(), files_of(demo), mapping, cache=cache).ok
+    assert load_and_validate(connect(), files_of(other), mapping, cache=cache).ok
+    run_job(files_of(demo), mapping, Policy(), tmp_path / "demo.csv", cache=cache)
+    assert loads[-1] == tuple(Role)  # dropped for the other pair's validation
+    stale = cache_in(tmp_path / "cache", KeptTables(max_age=timedelta(0)))
+    assert load_and_validate(connect(), files_of(demo), mapping, cache=stale).ok
+    run_job(files_of(demo), mapping, Policy(), tmp_path / "stale.csv", cache=stale)
+    assert loads[-1] == tuple(Role)
