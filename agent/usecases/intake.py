@@ -8,6 +8,7 @@ inspection is found and offered again (`Recovery.find_stalled`).
 from __future__ import annotations
 
 import logging
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 
@@ -239,7 +240,12 @@ class Intake:
             ) from None
 
     def _refs(self, uploads: list[Upload]) -> dict[Role, DatasetRef]:
-        stored = [(u, self._put(u)) for u in uploads]
+        # Both files stored at once: each is hashed and written (and fsynced) as it is read,
+        # which waits on the disk or the network as much as on the CPU.
+        with ThreadPoolExecutor(
+            max_workers=max(1, len(uploads)), thread_name_prefix="store"
+        ) as pool:
+            stored = list(zip(uploads, pool.map(self._put, uploads), strict=True))
         samples = []
         for upload, blob in stored:
             fetch = partial(self.deps.blobs.local_copy, blob.digest)

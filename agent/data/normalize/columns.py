@@ -88,6 +88,19 @@ def select_list(role: Role, layout: CsvLayout, mapping: DatasetMapping, *, keep_
     return ", ".join(parts)
 
 
+def validation_columns(role: Role, mapping: DatasetMapping) -> tuple[str, ...]:
+    """The columns `select_list` reads only with `keep_raw`: the text fields, and the text of
+    every mapped amount and timestamp (`<field>_raw`). Validation reads them; reconciling does
+    not, so a kept table drops them (`drop_validation_columns`)."""
+    names: list[str] = []
+    for spec in SCHEMA[role]:
+        if spec.kind == "text":
+            names.append(spec.name)
+        elif spec.kind in ("amount", "timestamp") and spec.name in mapping.columns:
+            names.append(f"{spec.name}_raw")
+    return tuple(names)
+
+
 def _column_of(layout: CsvLayout, columns: dict[str, str], name: str, option: str) -> str:
     """The positional name (`c3`) of a column a reading option names; raises if there is none."""
     if name not in columns:

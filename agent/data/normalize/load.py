@@ -19,7 +19,7 @@ from agent.data.cache import ColumnCache, Fetch, Reading
 from agent.data.duck import cursor
 from agent.data.ingest import CsvLayout, layout_from_options
 from agent.data.ingest.columnar import Columns, RowProgress, build_columns, load_columns
-from agent.data.normalize.columns import derived_columns, select_list
+from agent.data.normalize.columns import derived_columns, select_list, validation_columns
 from agent.data.normalize.zones import apply_zones
 from agent.data.schema import DatasetMapping, Mapping, Role
 
@@ -111,6 +111,16 @@ def load_columns_as(
         if stamp.zone_column is not None and name in mapping.columns:
             apply_zones(con, table_name(role), name, stamp.timezone)
     return layout
+
+
+def drop_validation_columns(
+    con: duckdb.DuckDBPyConnection, role: Role, mapping: DatasetMapping
+) -> None:
+    """Drop from `role`'s loaded table what only validation reads (`validation_columns`): the
+    table then holds what reconciling reads, in about two thirds of the memory (DuckDB drops a
+    column without copying the others; row ids are unchanged)."""
+    for name in validation_columns(role, mapping):
+        con.execute(f"ALTER TABLE {table_name(role)} DROP COLUMN IF EXISTS {name}")
 
 
 def load_dataset(

@@ -20,7 +20,7 @@ from agent.data.ingest.columnar import Columns, RowProgress
 from agent.data.kept import KeptTables, KeptWorkspace
 from agent.data.ledger import account, build_ledger_rows
 from agent.data.normalize import ValidationReport, load_both, merge, validate
-from agent.data.normalize.load import Files, parse_both
+from agent.data.normalize.load import Files, drop_validation_columns, parse_both
 from agent.data.normalize.memo import ValidationMemo, memo_key
 from agent.data.policy import Policy
 from agent.data.reconcile.engine import VOIDED_STATUSES, run_engine
@@ -112,11 +112,13 @@ def validate_columns(
     files, loads = _load_keys(columns, mapping)
     case = (kept.take(files) if kept is not None else None) or KeptWorkspace(con)
     con = case.con
-    missing = tuple(role for role in needed if case.loaded.get(role) != loads[role])
+    # A kept table serves the gates, never a file's own checks: it has no text (`_raw`) columns.
+    missing = tuple(
+        role for role in needed if reports[role] is None or case.loaded.get(role) != loads[role]
+    )
     for role in missing:  # replaced below: until it is loaded, the table is none of these
         case.loaded.pop(role, None)
     load_both(con, columns, mapping, keep_raw=True, roles=missing)
-    case.loaded.update({role: loads[role] for role in missing})
     done: dict[Role, ValidationReport] = {}
     for role in Role:
         found = reports[role]
@@ -132,6 +134,9 @@ def validate_columns(
     report = merge(merge(done[Role.ORDERS], done[Role.PAYMENTS]), gates)
     report.facts[:0] = [f"{names[role]}: {columns[role].records:,} rows read" for role in Role]
     if kept is not None:
+        for role in missing:  # kept for reconciling: what only validation reads is dropped
+            drop_validation_columns(con, role, mapping.for_role(role))
+            case.loaded[role] = loads[role]
         kept.keep(files, case)
     return report
 

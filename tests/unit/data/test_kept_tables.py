@@ -18,7 +18,7 @@ import agent.data.reconcile.run as run_module
 from agent.data.cache import ColumnCache
 from agent.data.demo import generate
 from agent.data.ingest import inspect_csv
-from agent.data.kept import KeptTables
+from agent.data.kept import KeptTables, KeptWorkspace
 from agent.data.mapping import infer_mapping
 from agent.data.normalize.load import Source
 from agent.data.normalize.memo import ValidationMemo
@@ -149,3 +149,36 @@ def test_only_the_most_recent_validations_are_kept_and_not_for_long(
     assert load_and_validate(connect(), files_of(demo), mapping, cache=stale).ok
     run_job(files_of(demo), mapping, Policy(), tmp_path / "stale.csv", cache=stale)
     assert loads[-1] == tuple(Role)
+
+
+class Recording(KeptTables):
+    """Kept tables that remember every workspace they were given."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.kept: list[KeptWorkspace] = []
+
+    def keep(self, files: str, workspace: KeptWorkspace) -> None:
+        self.kept.append(workspace)
+        super().keep(files, workspace)
+
+
+@pytest.mark.parametrize("unmapped", [(), ("customer", "order_date")])
+def test_a_kept_table_holds_what_reconciling_reads_and_no_more(
+    demo: Path, mapping: Mapping, tmp_path: Path, unmapped: tuple[str, ...]
+) -> None:
+    orders = mapping.orders.model_copy(
+        update={"columns": {k: v for k, v in mapping.orders.columns.items() if k not in unmapped}}
+    )
+    reading = mapping.model_copy(update={"orders": orders})
+    recording = Recording()
+    cache = cache_in(tmp_path / "cache", recording)
+    files = files_of(demo)
+    assert load_and_validate(connect(), files, reading, cache=cache).ok
+    kept = recording.kept[-1]
+    fresh = connect()
+    with run_module.file_columns(files, reading, cache=cache) as columns:
+        run_module.load_both(fresh, columns, reading)  # type: ignore[attr-defined]
+    for role in Role:
+        described = f"SELECT column_name, column_type FROM (DESCRIBE {role.value}_rows)"
+        assert kept.con.execute(described).fetchall() == fresh.execute(described).fetchall()
