@@ -66,10 +66,11 @@ def _check_order_ids(
     row = con.execute(
         """
         WITH per_key AS (
-            SELECT order_key, count(*) AS n, count(DISTINCT order_amount) AS totals
+            -- min <> max: more than one total (as count(DISTINCT) > 1, without a distinct)
+            SELECT order_key, count(*) AS n, min(order_amount) <> max(order_amount) AS differ
             FROM orders_rows WHERE order_key IS NOT NULL AND order_amount_filled GROUP BY 1
         )
-        SELECT count(*), coalesce(sum(n), 0), count(*) FILTER (WHERE totals > 1) FROM per_key
+        SELECT count(*), coalesce(sum(n), 0), count(*) FILTER (WHERE differ) FROM per_key
         """
     ).fetchone()
     assert row is not None

@@ -140,3 +140,36 @@ def test_the_same_file_twice_is_said_to_be_identical(tmp_path: Path) -> None:
     [question] = [c for c in proposal.clarifications if c.field is None]
     assert "identical" in question.question
     assert "look alike" not in question.question
+
+
+def test_an_id_column_whose_ids_carry_different_totals_is_not_an_order_id(
+    tmp_path: Path,
+) -> None:
+    # Each "batch" names two rows with different totals (ten orders per batch of twenty rows);
+    # each order_no names one row. A repeated id with the same total is a line-item export.
+    orders = tmp_path / "orders.csv"
+    orders.write_text(
+        "batch,order_no,total,currency\n"
+        + "".join(f"B{i // 2},{7000 + i},{5 + i}.00,USD\n" for i in range(200))
+    )
+    payments = tmp_path / "payments.csv"
+    payments.write_text(
+        "payment_id,order,amount,currency\n"
+        + "".join(f"ch_{i},{7000 + i},{5 + i}.00,USD\n" for i in range(200))
+    )
+    paths = {Role.ORDERS: orders, Role.PAYMENTS: payments}
+    _, report = _validate(paths, {Role.ORDERS: {"order_id": "batch"}})
+    assert any("100 of its 100 ids carry different totals" in e for e in report.errors), (
+        report.errors
+    )
+    _, fixed = _validate(paths, {Role.ORDERS: {"order_id": "order_no"}})
+    assert fixed.ok, fixed.errors
+    same = tmp_path / "same.csv"
+    same.write_text(
+        "batch,total,currency\n"
+        + "".join(f"{7000 + i // 2},{5 + i // 2}.00,USD\n" for i in range(200))
+    )
+    _, lines = _validate(
+        {Role.ORDERS: same, Role.PAYMENTS: payments}, {Role.ORDERS: {"order_id": "batch"}}
+    )
+    assert not any("carry different totals" in e for e in lines.errors), lines.errors

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import duckdb
 
 from agent.data.formats import known_currency_sql
@@ -25,66 +27,65 @@ def validate(
     """
     report = ValidationReport()
     table = table_name(role)
-    total_row = con.execute(f"SELECT count(*) FROM {table}").fetchone()
-    total = int(total_row[0]) if total_row else 0
-    report.rows[role.value] = total
     keep = _counted_rows(role, mapping)
+    wanted: list[_Check] = []
+    missing: dict[int, list[str]] = {}  # unmapped fields' errors, by their place among checks
     for spec in SCHEMA[role]:
         column = mapping.columns.get(spec.name)
         if column is None:
             if spec.required and not (spec.kind == "currency" and mapping.options.default_currency):
-                report.errors.append(f"{file_name}: no column is mapped to {spec.name}")
+                message = f"{file_name}: no column is mapped to {spec.name}"
+                missing.setdefault(len(wanted), []).append(message)
             continue
         if spec.kind in ("amount", "timestamp"):
-            check = _unreadable(
-                con,
-                file_name,
-                table,
-                spec.name,
-                f"{spec.name}_raw IS NOT NULL AND {spec.name} IS NULL",
-                f"{spec.name}_raw IS NOT NULL",
-                column,
-                keep,
-            )
-            check.problem = "values that do not read as " + (
-                "amounts" if spec.kind == "amount" else "timestamps"
+            noun = "amounts" if spec.kind == "amount" else "timestamps"
+            wanted.append(
+                _Check(
+                    spec.name,
+                    column,
+                    spec.required,
+                    f"{spec.name}_raw IS NOT NULL AND {spec.name} IS NULL",
+                    f"{spec.name}_raw IS NOT NULL",
+                    f"values that do not read as {noun}",
+                )
             )
         elif spec.kind == "currency":
-            check = _unreadable(
-                con,
-                file_name,
-                table,
-                spec.name,
-                f"{spec.name} IS NOT NULL AND {spec.name} NOT IN "
-                f"(SELECT code FROM {known_currency_sql()})",
-                f"{spec.name} IS NOT NULL",
-                column,
-                keep,
+            wanted.append(
+                _Check(
+                    spec.name,
+                    column,
+                    spec.required,
+                    f"{spec.name} IS NOT NULL AND {spec.name} NOT IN "
+                    f"(SELECT code FROM {known_currency_sql()})",
+                    f"{spec.name} IS NOT NULL",
+                    "values that are not ISO 4217 currency codes",
+                )
             )
-            check.problem = "values that are not ISO 4217 currency codes"
         elif spec.kind == "id" and spec.required:
-            check = _unreadable(
-                con,
-                file_name,
-                table,
-                spec.name,
-                f"{spec.name} IS NULL AND NOT ({_blank_row(role, mapping)})",
-                "true",
-                column,
-                keep,
+            wanted.append(
+                _Check(
+                    spec.name,
+                    column,
+                    spec.required,
+                    f"{spec.name} IS NULL AND NOT ({_blank_row(role, mapping)})",
+                    "true",
+                    "rows with an empty id",
+                )
             )
-            check.problem = "rows with an empty id"
-        else:
-            continue
+    total, checks = _run_checks(con, file_name, table, wanted, keep)
+    report.rows[role.value] = total
+    for place, (want, check) in enumerate(zip(wanted, checks, strict=True)):
+        report.errors.extend(missing.pop(place, []))
         report.checks.append(check)
         if check.unreadable:
             where = ", ".join(str(r) for r in check.example_rows)
             message = (
                 f"{file_name}: {check.unreadable} of {check.filled} {check.problem} in column "
-                f'"{column}" ({spec.name}), e.g. rows {where}'
+                f'"{want.column}" ({want.field}), e.g. rows {where}'
             )
-            severe = spec.required and check.unreadable_share > 1 - REQUIRED_SHARE
+            severe = want.required and check.unreadable_share > 1 - REQUIRED_SHARE
             (report.errors if severe else report.warnings).append(message)
+    report.errors.extend(e for errors in missing.values() for e in errors)  # after the last
     if role is Role.PAYMENTS:
         _check_kinds(con, report, file_name, mapping)
     return report
@@ -150,21 +151,50 @@ def _blank_row(role: Role, mapping: DatasetMapping) -> str:
     return "false"
 
 
-def _unreadable(
+@dataclass(frozen=True)
+class _Check:
+    """One field's check: the rows whose value is there (`filled`) and those of them that do
+    not read (`bad`), as SQL conditions on the loaded table, and what such a value is called."""
+
+    field: str
+    column: str
+    required: bool
+    bad: str
+    filled: str
+    problem: str
+
+
+def _run_checks(
     con: duckdb.DuckDBPyConnection,
     file_name: str,
     table: str,
-    field_name: str,
-    bad: str,
-    filled: str,
-    column: str,
-    keep: str = "true",
-) -> FieldCheck:
-    filled, bad = f"({filled}) AND {keep}", f"({bad}) AND {keep}"
-    row = con.execute(
-        f"SELECT count(*) FILTER (WHERE {filled}), count(*) FILTER (WHERE {bad}), "
-        # The first rows only (`min(x, n)`): never a list of every bad row of a large file.
-        f"min(rowid + 1, 5) FILTER (WHERE {bad}) FROM {table}"
-    ).fetchone()
+    checks: list[_Check],
+    keep: str,
+) -> tuple[int, list[FieldCheck]]:
+    """The table's rows, and each check's counts and first bad rows, in one scan of it."""
+    parts = ["count(*)"]
+    for check in checks:
+        filled, bad = f"({check.filled}) AND {keep}", f"({check.bad}) AND {keep}"
+        parts += [
+            f"count(*) FILTER (WHERE {filled})",
+            f"count(*) FILTER (WHERE {bad})",
+            # The first rows only (`min(x, n)`): never a list of every bad row of a large file.
+            f"min(rowid + 1, 5) FILTER (WHERE {bad})",
+        ]
+    row = con.execute(f"SELECT {', '.join(parts)} FROM {table}").fetchone()
     assert row is not None
-    return FieldCheck(file_name, field_name, column, int(row[0]), int(row[1]), list(row[2] or []))
+    found = []
+    for i, check in enumerate(checks):
+        filled, unreadable, rows = row[1 + 3 * i : 4 + 3 * i]
+        found.append(
+            FieldCheck(
+                file_name,
+                check.field,
+                check.column,
+                int(filled),
+                int(unreadable),
+                list(rows or []),
+                problem=check.problem,
+            )
+        )
+    return int(row[0]), found

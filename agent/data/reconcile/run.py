@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
@@ -15,6 +16,7 @@ from pathlib import Path
 import duckdb
 
 from agent.data.cache import ColumnCache
+from agent.data.duck import cursor
 from agent.data.gates import check_reading
 from agent.data.ingest.columnar import Columns, RowProgress
 from agent.data.kept import KeptTables, KeptWorkspace
@@ -119,18 +121,24 @@ def validate_columns(
     for role in missing:  # replaced below: until it is loaded, the table is none of these
         case.loaded.pop(role, None)
     load_both(con, columns, mapping, keep_raw=True, roles=missing)
-    done: dict[Role, ValidationReport] = {}
-    for role in Role:
-        found = reports[role]
-        if found is None:
-            found = validate(con, role, names[role], mapping.for_role(role))
+    # The gates read the loaded tables beside the files' own checks (both only read them).
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="gates") as beside:
+        gating = (
+            beside.submit(check_reading, cursor(con), names, mapping) if gates is None else None
+        )
+        done: dict[Role, ValidationReport] = {}
+        for role in Role:
+            found = reports[role]
+            if found is None:
+                found = validate(con, role, names[role], mapping.for_role(role))
+                if memo is not None:
+                    memo.remember(role_keys[role], found)
+            done[role] = found
+        if gating is not None:
+            gates = gating.result()
             if memo is not None:
-                memo.remember(role_keys[role], found)
-        done[role] = found
-    if gates is None:
-        gates = check_reading(con, names, mapping)
-        if memo is not None:
-            memo.remember(gate_key, gates)
+                memo.remember(gate_key, gates)
+    assert gates is not None
     report = merge(merge(done[Role.ORDERS], done[Role.PAYMENTS]), gates)
     report.facts[:0] = [f"{names[role]}: {columns[role].records:,} rows read" for role in Role]
     if kept is not None:
