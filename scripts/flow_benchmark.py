@@ -18,7 +18,9 @@ person's steps). Each pipeline runs --repeat times after one discarded warm-up r
 are medians, and each child's peak resident memory (`ru_maxrss`, in MiB) is the largest seen,
 with the child's peak by the end of each step beside the step (where the peak happens). Both
 pipelines' per-category counts are checked against `truth.json` on every run. Interpreter
-start-up and imports are excluded for both. Usage:
+start-up and imports are excluded for both. Last, a child times DuckDB alone turning both
+files into text columns at once (what the columnar cache's parse does): the first step waits
+for that parse, so it is the floor of upload -> request on the machine. Usage:
 
     .venv/bin/python scripts/flow_benchmark.py [--sizes 100000 1000000] [--repeat 3]
         [--no-pandas] [--no-warm-up]
@@ -105,6 +107,32 @@ def child_flow(orders: Path, payments: Path, folder: Path) -> None:
     print(json.dumps({"steps": seconds, "peaks": peaks, "counts": outcome.counts}))
 
 
+def child_floor(orders: Path, payments: Path, folder: Path) -> None:
+    """Time DuckDB alone turning both files into text columns in Parquet, at once, the way the
+    columnar cache's parse does (same reader options, same instance settings), and print
+    {seconds}: the part of the first step that no change to reconbot's own work removes."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from agent.data.duck import session
+    from agent.data.ingest import inspect_csv
+    from agent.data.ingest.reader import read_csv_sql, sql_string
+
+    layouts = [inspect_csv(path, path.name).layout for path in (orders, payments)]
+
+    def parse(path: Path, index: int) -> None:
+        con = session(folder)
+        target = sql_string(str(folder / f"{index}.parquet"))
+        con.execute(
+            f"COPY (SELECT * FROM {read_csv_sql(path, layouts[index])}) TO {target} "
+            "(FORMAT parquet, COMPRESSION snappy, ROW_GROUP_SIZE 122880)"
+        )
+
+    start = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        list(pool.map(parse, (orders, payments), (0, 1)))
+    print(json.dumps({"seconds": time.perf_counter() - start}))
+
+
 def run_child(args: list[str]) -> tuple[dict[str, Any], float]:
     """Run a child of this script or of benchmark.py; return its JSON and its peak RSS in MiB."""
     with tempfile.TemporaryFile() as out:
@@ -134,9 +162,10 @@ def prepare(size: int, data: Path) -> Path:
 def measure(folder: Path, kind: str, scratch: Path) -> tuple[dict[str, Any], float]:
     """One run of `kind` (flow or pandas) on the files in `folder`."""
     orders, payments = str(folder / "orders.csv"), str(folder / "payments.csv")
-    if kind == "flow":
+    if kind in ("flow", "floor"):
         with tempfile.TemporaryDirectory(dir=scratch) as work:
-            return run_child([sys.executable, __file__, "--child", orders, payments, work])
+            flag = "--child" if kind == "flow" else "--floor"
+            return run_child([sys.executable, __file__, flag, orders, payments, work])
     export = str(scratch / "exceptions-pandas.csv")
     script = str(ROOT / "scripts" / "benchmark.py")
     result, rss = run_child([sys.executable, script, "--child", "pandas", orders, payments, export])
@@ -151,10 +180,11 @@ def main() -> None:
     parser.add_argument("--no-pandas", action="store_true", help="measure reconbot alone")
     parser.add_argument("--no-warm-up", action="store_true", help="time every run")
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
+    parser.add_argument("--floor", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.child:
-        orders, payments, folder = (Path(p) for p in args.child)
-        child_flow(orders, payments, folder)
+    if args.child or args.floor:
+        orders, payments, folder = (Path(p) for p in args.child or args.floor)
+        (child_flow if args.child else child_floor)(orders, payments, folder)
         return
     kinds = ("flow",) if args.no_pandas else ("flow", "pandas")
     print(
@@ -192,6 +222,11 @@ def main() -> None:
             peak = f"peak by then {step_peaks[step]:>6.0f} MiB"
             print(f"  reconbot {step:<20} {flow[step]:>7.2f} s; {peak}")
         print(f"  reconbot {'whole':<20} {flow['whole']:>7.2f} s")
+        floors = [measure(folder, "floor", Path(args.data))[0]["seconds"] for _ in range(3)]
+        print(
+            f"  DuckDB alone, both files to text columns: {statistics.median(floors):.2f} s "
+            "(the parse the first step waits for; median of 3)"
+        )
         print(
             f"  reconbot peak {peaks['flow']:>6.0f} MiB; counts = truth.json: "
             f"{'yes' if agree['flow'] else 'NO'}"
