@@ -1,12 +1,14 @@
 -- Totals per currency: all orders, all captures, and the orders that matched cleanly.
 WITH o AS (
-    SELECT currency, any_value(exponent) AS exponent, count(*) AS orders,
+    SELECT CAST(currency AS VARCHAR) AS currency, any_value(exponent) AS exponent,
+           count(*) AS orders,
            sum(amount_minor) AS total,
            count(*) FILTER (WHERE category IS NULL AND n IS NOT NULL) AS matched,
            sum(amount_minor) FILTER (WHERE category IS NULL AND n IS NOT NULL) AS matched_total
     FROM order_findings GROUP BY 1
 ), p AS (
-    SELECT currency, any_value(exponent) AS exponent, count(*) AS captures,
+    SELECT CAST(currency AS VARCHAR) AS currency, any_value(exponent) AS exponent,
+           count(*) AS captures,
            sum(amount_minor) AS total
     FROM payments GROUP BY 1
 )

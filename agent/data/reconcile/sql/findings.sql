@@ -1,64 +1,56 @@
--- Findings (docs/design.md §7.5): orders reviewed with a multi-order payment, the flagged orders and
--- payments with their evidence rows, and the `findings` table that the summary, the questions
--- and the exceptions CSV read.
+-- Findings (docs/design.md §7.5): the flagged orders and payments with their evidence rows, and
+-- the `findings` table that the summary, the questions and the exceptions CSV read.
 --
 -- Parameters: $amount_tolerance_minor (the policy's) and $category_order (the categories in
 -- the order they apply: `category_rank` is a category's place in it, from 0).
+-- Ids are read from `orders_rows` and `payments_rows` by row number (rowid), for the rows of
+-- findings only.
 
--- Payments naming several orders, and the orders they name.
-CREATE OR REPLACE TABLE multi_links AS
-SELECT p.r AS payment_r, f.r AS order_r
-FROM (SELECT rowid AS r, unnest(reference_tokens(order_id)) AS token
-      FROM payments_rows WHERE rowid IN (SELECT r FROM payments WHERE refs > 1)) p
-JOIN order_findings f ON f.order_key = p.token;
-
--- Orders named by a multi-order payment are reviewed with that payment, not on their own.
-UPDATE order_findings SET category = NULL
-WHERE category IS NOT NULL AND r IN (SELECT order_r FROM multi_links);
-
+-- Flagged orders: the classified orders with a category, and the ids that cannot be read as
+-- one order (every row of them with an amount is evidence, with the payments that name them).
+-- With three or more captures, whether a single one covers the order (`duplicate_capture?`)
+-- needs each capture: a duplicate capture when one does, else a partial or an over-capture.
+-- Their ids and currencies are read with the findings.
 CREATE OR REPLACE TABLE flagged_orders AS
-SELECT r, category,
+WITH classified AS (
+    SELECT r, CAST(category AS VARCHAR) AS category, captured, exponent, amount_minor
+    FROM order_findings WHERE category IS NOT NULL
+), covered AS (
+    SELECT f.r FROM classified f JOIN payments p ON p.order_r = f.r
+    WHERE f.category = 'duplicate_capture?'
+      AND abs(p.amount_minor - f.amount_minor) <= $amount_tolerance_minor
+), bad_captured AS (
+    SELECT order_r, sum(amount_minor) AS captured FROM payments
+    WHERE order_r IN (SELECT r FROM bad_orders) GROUP BY 1
+)
+SELECT r,
+       CASE WHEN category <> 'duplicate_capture?' THEN category
+            WHEN r IN (SELECT r FROM covered) THEN 'duplicate_capture'
+            WHEN captured < amount_minor THEN 'partial_capture'
+            ELSE 'over_capture' END AS category,
        CASE WHEN category = 'unreadable_row' THEN 'unreadable_amount' END AS reason,
-       [r + 1] AS rows, captured, currency, exponent,
-       amount_minor, order_id, order_key
-FROM order_findings WHERE category IS NOT NULL
+       [r + 1] AS rows, captured, exponent, amount_minor
+FROM classified
 UNION ALL
--- Ids that cannot be read as one order: every row of them with an amount is evidence,
--- with the payments that name them.
 SELECT b.r, CASE WHEN b.unreadable THEN 'unreadable_row' ELSE 'conflicting_duplicate_order' END,
-       b.reason, b.rows,
-       (SELECT sum(amount_minor) FROM payments p WHERE p.order_r = b.r), o.currency_code,
-       o.exponent, CASE WHEN NOT b.unreadable THEN o.amount_minor END, o.order_id, b.order_key
-FROM bad_orders b JOIN order_row_kinds o ON o.r = b.r;
-
--- The payment rows behind each flagged order: its captures, and its refunds (no amount
--- here: a refund never covers an order).
-CREATE OR REPLACE TABLE finding_payments AS
-SELECT order_r, r, payment_id, amount_minor FROM payments
-WHERE order_r IN (SELECT r FROM flagged_orders)
-UNION ALL
-SELECT order_r, r, payment_id, NULL FROM refunds
-WHERE order_r IN (SELECT r FROM flagged_orders);
-
--- With three or more captures, whether a single one covers the order needs each capture.
-UPDATE flagged_orders SET category = CASE WHEN r IN (
-        SELECT f.r FROM flagged_orders f JOIN finding_payments p ON p.order_r = f.r
-        WHERE f.category = 'duplicate_capture?'
-          AND abs(p.amount_minor - f.amount_minor) <= $amount_tolerance_minor)
-    THEN 'duplicate_capture'
-    WHEN captured < amount_minor THEN 'partial_capture' ELSE 'over_capture' END
-WHERE category = 'duplicate_capture?';
-
-CREATE OR REPLACE TABLE payment_findings AS
-SELECT r FROM payments
-WHERE refs <> 1 OR order_r IS NULL
-UNION SELECT r FROM payment_copies;
+       b.reason, b.rows, c.captured, b.exponent,
+       CASE WHEN NOT b.unreadable THEN b.amount_minor END
+FROM bad_orders b LEFT JOIN bad_captured c ON c.order_r = b.r;
 
 CREATE OR REPLACE TABLE findings AS
-WITH flagged_payments AS (
-    SELECT order_r AS r, list(payment_id ORDER BY r) AS payment_ids,
-           list(r + 1 ORDER BY r) AS payment_rows
-    FROM finding_payments GROUP BY 1
+WITH finding_payments AS MATERIALIZED (
+    -- The payment rows behind each flagged order: its captures, and its refunds.
+    SELECT x.order_r, x.r, p.payment_id
+    FROM (SELECT order_r, r FROM payments WHERE order_r IN (SELECT r FROM flagged_orders)
+          UNION ALL
+          SELECT order_r, r FROM refunds WHERE order_r IN (SELECT r FROM flagged_orders)) x
+    JOIN payments_rows p ON p.rowid = x.r
+), flagged_payments AS (
+    -- Each order's payment rows in file order (sorted by row number, then split).
+    SELECT r, list_transform(payments, lambda x: x.payment_id) AS payment_ids,
+           list_transform(payments, lambda x: x.r + 1) AS payment_rows
+    FROM (SELECT order_r AS r, list_sort(list({'r': r, 'payment_id': payment_id})) AS payments
+          FROM finding_payments GROUP BY 1)
 ), flagged_copies AS (
     -- The few flagged orders whose payments were repeated get every row of each payment.
     SELECT f.order_r AS r, list(c.row ORDER BY c.row) AS payment_rows
@@ -66,12 +58,19 @@ WITH flagged_payments AS (
     JOIN (SELECT r, unnest(rows) AS row FROM payment_copies) c ON c.r = f.r
     GROUP BY 1
 ), multi AS (
-    SELECT m.payment_r, list(f.order_id ORDER BY m.order_r) AS order_ids,
-           list(f.order_key ORDER BY m.order_r) AS order_keys,
+    SELECT m.payment_r, list(o.order_id ORDER BY m.order_r) AS order_ids,
+           list(o.order_key ORDER BY m.order_r) AS order_keys,
            list(m.order_r + 1 ORDER BY m.order_r) AS order_rows,
            sum(f.amount_minor) AS expected
     FROM multi_links m JOIN order_findings f ON f.r = m.order_r
+    JOIN orders_rows o ON o.rowid = m.order_r
     GROUP BY 1
+), flagged_payment_rows AS (
+    -- Payments that are findings of their own: naming several orders, none, or an order no
+    -- file has; and repeated payments.
+    SELECT p.* FROM payments p
+    SEMI JOIN (SELECT r FROM payments WHERE refs <> 1 OR order_r IS NULL
+               UNION SELECT r FROM payment_copies) pf ON pf.r = p.r
 )
 SELECT category, list_position($category_order, category) - 1 AS category_rank, reason,
        sort_row, order_ids, order_keys, order_rows, payment_ids,
@@ -88,7 +87,9 @@ FROM (
            currency, exponent,
            amount_minor AS expected,
            CASE WHEN category = 'order_without_capture' THEN 0 ELSE captured END AS actual
-    FROM flagged_orders o LEFT JOIN flagged_payments fp ON fp.r = o.r
+    FROM (SELECT f.*, o.currency_code AS currency, o.order_id, o.order_key
+          FROM flagged_orders f JOIN orders_rows o ON o.rowid = f.r) o
+    LEFT JOIN flagged_payments fp ON fp.r = o.r
     LEFT JOIN flagged_copies fc ON fc.r = o.r
     UNION ALL
     SELECT CASE
@@ -97,9 +98,10 @@ FROM (
              ELSE 'duplicate_payment_row'
            END, NULL,
            p.r + 1, coalesce(m.order_ids, []), coalesce(m.order_keys, []),
-           coalesce(m.order_rows, []), [p.payment_id], coalesce(pc.rows, [p.r + 1]),
-           p.currency, p.exponent, m.expected, p.amount_minor
-    FROM payments p SEMI JOIN payment_findings pf ON pf.r = p.r
+           coalesce(m.order_rows, []), [pr.payment_id], coalesce(pc.rows, [p.r + 1]),
+           pr.currency_code, p.exponent, m.expected, p.amount_minor
+    FROM flagged_payment_rows p
+    JOIN payments_rows pr ON pr.rowid = p.r
     LEFT JOIN payment_copies pc ON pc.r = p.r
     LEFT JOIN multi m ON m.payment_r = p.r
     UNION ALL
@@ -113,40 +115,49 @@ FROM (
     UNION ALL
     -- Refunds of an order that no capture paid: money returned that was never taken.
     SELECT 'order_without_capture', 'refund_without_capture', rf.r + 1,
-           list_filter([ok.order_id], lambda x: x IS NOT NULL),
-           list_filter([ok.order_key], lambda x: x IS NOT NULL), [rf.order_r + 1],
+           list_filter([o.order_id], lambda x: x IS NOT NULL),
+           list_filter([o.order_key], lambda x: x IS NOT NULL), [rf.order_r + 1],
            list_filter([rf.payment_id], lambda x: x IS NOT NULL), [rf.r + 1],
            rf.currency, e.exponent, NULL, rf.amount_minor
     FROM refunds rf
-    JOIN order_row_kinds ok ON ok.r = rf.order_r
+    JOIN orders_rows o ON o.rowid = rf.order_r
     LEFT JOIN currency_exponents e ON e.code = rf.currency
     WHERE rf.order_r IS NOT NULL
       AND rf.order_r NOT IN (SELECT order_r FROM payments WHERE order_r IS NOT NULL)
     UNION ALL
     -- Refunds in another currency than their order's: not added to what it returned.
     SELECT 'currency_mismatch', 'refund', rf.r + 1,
-           list_filter([ok.order_id], lambda x: x IS NOT NULL),
-           list_filter([ok.order_key], lambda x: x IS NOT NULL), [rf.order_r + 1],
+           list_filter([o.order_id], lambda x: x IS NOT NULL),
+           list_filter([o.order_key], lambda x: x IS NOT NULL), [rf.order_r + 1],
            list_filter([rf.payment_id], lambda x: x IS NOT NULL), [rf.r + 1],
            rf.currency, e.exponent, NULL, rf.amount_minor
-    FROM refunds rf JOIN order_row_kinds ok ON ok.r = rf.order_r
+    FROM refunds rf JOIN orders_rows o ON o.rowid = rf.order_r
     LEFT JOIN currency_exponents e ON e.code = rf.currency
     WHERE rf.order_r IN (SELECT order_r FROM payments WHERE order_r IS NOT NULL)
-      AND rf.currency IS DISTINCT FROM ok.currency_code
+      AND rf.currency IS DISTINCT FROM o.currency_code
     UNION ALL
-    -- Rows whose required values do not read: findings of their own.
-    SELECT 'unreadable_row', k.reason, k.r + 1,
-           list_filter([k.order_id], lambda x: x IS NOT NULL), [], [k.r + 1],
-           [], [], k.currency_code, NULL, NULL, NULL
-    FROM order_row_kinds k
-    WHERE k.kind = 'unreadable' AND k.order_key IS NULL
+    -- Rows whose required values do not read: findings of their own. An order row with an
+    -- amount but no order id; a payment row (its kind value beside an unknown row kind).
+    SELECT 'unreadable_row', 'empty_order_id', o.rowid + 1,
+           list_filter([o.order_id], lambda x: x IS NOT NULL), [], [o.rowid + 1],
+           [], [], o.currency_code, NULL, NULL, NULL
+    FROM orders_rows o
+    WHERE o.order_key IS NULL AND o.order_amount_filled
     UNION ALL
     SELECT 'unreadable_row',
            CASE WHEN k.reason = 'unknown_row_kind'
-                THEN k.reason || ':' || coalesce(k.value, '') ELSE k.reason END,
+                THEN k.reason || ':' || coalesce(v.value, '') ELSE CAST(k.reason AS VARCHAR) END,
            k.r + 1, [], [],
-           [], list_filter([k.payment_id], lambda x: x IS NOT NULL), [k.r + 1],
-           k.currency_code, NULL, NULL, NULL
-    FROM payment_row_kinds k
+           [], list_filter([p.payment_id], lambda x: x IS NOT NULL), [k.r + 1],
+           p.currency_code, NULL, NULL, NULL
+    FROM payment_row_kinds k JOIN payments_rows p ON p.rowid = k.r
+    LEFT JOIN payment_kind_values v ON v.r = k.r
     WHERE k.kind = 'unreadable'
 );
+
+-- The findings are made: what the row ledger and the summary read of `payments` and
+-- `order_findings` stays (each payment's currency and amount; each order's category, captures
+-- and amount), and the memory of the rest goes before the ledger and the export.
+CREATE OR REPLACE TABLE payments AS SELECT currency, exponent, amount_minor FROM payments;
+CREATE OR REPLACE TABLE order_findings AS
+SELECT r, currency, exponent, amount_minor, n, category FROM order_findings;

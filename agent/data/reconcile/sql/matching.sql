@@ -2,17 +2,19 @@
 -- every order from what the payments naming exactly that order add up to.
 --
 -- Parameters, all the policy's: $amount_tolerance_minor, $window_hours_before,
--- $window_days_after, $voided_order_statuses, $refunded_order_statuses, $paid_order_statuses.
--- Amounts, times and references were read in minor units, microseconds and head rows by
--- row_kinds.sql (`order_row_kinds`, `payment_row_kinds`); no text is joined here.
+-- $window_days_after. Amounts, times, references and the order statuses were read in minor
+-- units, microseconds, head rows and flags by row_kinds.sql (`order_heads`,
+-- `payment_row_kinds`); no text is joined here but the few payment ids that refunds name and
+-- the references that name several orders.
 
 -- Payments: the payment rows, repeated rows of one payment id counted once (the first row
 -- stands for them). A payment naming exactly one order carries that order's head row
--- (order_r), from `payment_row_kinds`.
+-- (order_r), from `payment_row_kinds`. Its payment id is read from `payments_rows` (by r)
+-- where it is shown.
 CREATE OR REPLACE TABLE payments AS
-SELECT k.r, k.payment_id, k.ref_key, k.refs, k.currency_code AS currency, k.exponent,
-       k.amount_minor, coalesce(k.refunded_minor, 0) AS refunded_minor, k.captured_at,
-       k.refunded_status, k.order_r
+SELECT k.r, k.refs, k.currency, k.exponent, k.amount_minor,
+       coalesce(k.refunded_minor, 0) AS refunded_minor, k.captured_at, k.refunded_status,
+       k.order_r
 FROM payment_row_kinds k
 ANTI JOIN (SELECT unnest(rows[2:]) - 1 AS r FROM payment_copies) c ON c.r = k.r
 WHERE k.kind = 'payment';
@@ -22,25 +24,33 @@ WHERE k.kind = 'payment';
 -- size (exports write refunds negative or positive); none readable: the whole capture.
 CREATE OR REPLACE TABLE refunds AS
 WITH rows AS (
-    SELECT r, payment_id, order_r, currency_code, amount_minor, refunded_minor
-    FROM payment_row_kinds WHERE kind = 'refund'
+    SELECT k.r, p.payment_id, k.order_r, p.currency_code, k.amount_minor, k.refunded_minor
+    FROM payment_row_kinds k JOIN payments_rows p ON p.rowid = k.r
+    WHERE k.kind = 'refund'
+), captures AS (
+    -- The payments whose payment id a refund row carries (one payment per id).
+    SELECT p.payment_id, any_value(c.r) AS r, any_value(c.order_r) AS order_r
+    FROM payments_rows p JOIN payments c ON c.r = p.rowid
+    WHERE p.payment_id IN (SELECT payment_id FROM rows WHERE payment_id IS NOT NULL)
+    GROUP BY 1
 )
-SELECT p.r, p.payment_id, coalesce(c.order_r, p.order_r) AS order_r, c.r AS capture_r,
+SELECT p.r, p.payment_id, coalesce(c.order_r, p.order_r) AS order_r,
        p.currency_code AS currency,
        abs(coalesce(p.amount_minor, p.refunded_minor)) AS amount_minor
-FROM rows p
-LEFT JOIN (SELECT payment_id, any_value(r) AS r, any_value(order_r) AS order_r
-           FROM payments
-           WHERE payment_id IS NOT NULL AND payment_id IN (SELECT payment_id FROM rows)
-           GROUP BY 1) c
-       ON c.payment_id = p.payment_id;
+FROM rows p LEFT JOIN captures c ON c.payment_id = p.payment_id;
+
+-- What `payments` and `refunds` read of the payment rows is in them now: `payment_row_kinds`
+-- keeps what the row ledger and the findings read of every row, and gives back the memory of
+-- the rest.
+CREATE OR REPLACE TABLE payment_row_kinds AS
+SELECT r, kind, reason, order_r FROM payment_row_kinds;
 
 -- What the refund rows of each order returned (amount unknown: the whole capture). Only
 -- refunds in the order's currency count; another currency is a finding of its own.
 CREATE OR REPLACE TABLE order_refunds AS
 SELECT rf.order_r, coalesce(sum(rf.amount_minor), 0) AS refunded,
        bool_or(rf.amount_minor IS NULL) AS whole
-FROM refunds rf JOIN order_row_kinds o ON o.r = rf.order_r
+FROM refunds rf JOIN orders_rows o ON o.rowid = rf.order_r
 WHERE rf.currency IS NOT DISTINCT FROM o.currency_code GROUP BY 1;
 
 -- Orders that more than one payment names.
@@ -48,15 +58,26 @@ CREATE OR REPLACE TABLE shared_orders AS
 SELECT order_r FROM payments WHERE order_r IS NOT NULL AND amount_minor IS NOT NULL
 GROUP BY 1 HAVING count(*) > 1;
 
+-- Payments naming several orders, and the orders they name: of those the engine classifies
+-- (one per id, read from its head row, but not the ids of `bad_orders`). Those orders are
+-- reviewed with that payment, not on their own (`order_findings`).
+CREATE OR REPLACE TABLE multi_links AS
+SELECT p.r AS payment_r, f.r AS order_r
+FROM (SELECT rowid AS r, unnest(reference_tokens(order_id)) AS token
+      FROM payments_rows WHERE rowid IN (SELECT r FROM payments WHERE refs > 1)) p
+JOIN order_heads f ON f.order_key = p.token
+WHERE f.kind = 'head' AND f.r NOT IN (SELECT r FROM bad_orders);
+
 -- Classification of every order the engine classifies (one per id, read from its head row;
 -- not the ids of `bad_orders`): the first category that applies (CATEGORY_ORDER), from what
--- the payments naming exactly that order add up to.
+-- the payments naming exactly that order add up to; none for an order that a payment naming
+-- several orders names (`multi_links`).
 CREATE OR REPLACE TABLE order_findings AS
 WITH orders AS (
-    SELECT k.r, k.order_key, k.order_id, k.currency_code AS currency, k.exponent,
-           k.amount_minor, k.order_at, k.status AS order_status
-    FROM order_row_kinds k ANTI JOIN bad_orders b ON b.r = k.r
-    WHERE k.kind = 'head'
+    SELECT h.r, h.currency, h.exponent, h.amount_minor, h.order_at, h.voided,
+           h.refunded_status, h.paid_status
+    FROM order_heads h ANTI JOIN bad_orders b ON b.r = h.r
+    WHERE h.kind = 'head'
 ), by_payment AS (
     SELECT order_r, 1 AS n, amount_minor AS captured, refunded_minor AS refunded,
            currency AS currency_low, currency AS currency_high,
@@ -86,20 +107,17 @@ WITH orders AS (
            b.any_refunded OR x.order_r IS NOT NULL AS any_refunded
     FROM by_payment b LEFT JOIN order_refunds x ON x.order_r = b.order_r
 )
-SELECT o.r, o.order_id, o.order_key, o.currency, o.exponent, o.amount_minor, b.n,
-       b.captured,
-  CASE
+SELECT o.r, o.currency, o.exponent, o.amount_minor, b.n, b.captured,
+  CAST(CASE
+    WHEN o.r IN (SELECT order_r FROM multi_links) THEN NULL
     WHEN o.amount_minor IS NULL THEN 'unreadable_row'
     WHEN b.n IS NULL THEN
-        CASE WHEN list_contains($voided_order_statuses, o.order_status) THEN NULL
-             ELSE 'order_without_capture' END
+        CASE WHEN o.voided THEN NULL ELSE 'order_without_capture' END
     WHEN b.currency_low IS DISTINCT FROM o.currency
       OR b.currency_high IS DISTINCT FROM o.currency THEN 'currency_mismatch'
-    WHEN (list_contains($voided_order_statuses, o.order_status)
-          AND b.captured - b.refunded > $amount_tolerance_minor)
-      OR (list_contains($refunded_order_statuses, o.order_status)
-          AND b.refunded = 0 AND NOT b.any_refunded)
-      OR (b.all_refunded AND list_contains($paid_order_statuses, o.order_status))
+    WHEN (o.voided AND b.captured - b.refunded > $amount_tolerance_minor)
+      OR (o.refunded_status AND b.refunded = 0 AND NOT b.any_refunded)
+      OR (b.all_refunded AND o.paid_status)
       THEN 'status_mismatch'
     WHEN b.n >= 2 AND b.captured > o.amount_minor + $amount_tolerance_minor
          AND (abs(b.smallest - o.amount_minor) <= $amount_tolerance_minor
@@ -113,5 +131,10 @@ SELECT o.r, o.order_id, o.order_key, o.currency, o.exponent, o.amount_minor, b.n
     WHEN b.n = 1 THEN 'amount_mismatch'
     WHEN b.captured < o.amount_minor THEN 'partial_capture'
     ELSE 'over_capture'
-  END AS category
+  END AS category_word) AS category
 FROM orders o LEFT JOIN by_order b ON b.order_r = o.r;
+
+-- Every order is classified: what later steps read of a head row is in `order_findings` (the
+-- orders the engine classifies) or `bad_orders` (the others), so the table of every id goes,
+-- with the memory it takes.
+DROP TABLE order_heads;

@@ -1,151 +1,157 @@
 -- Row kinds (docs/design.md §7.5): every data row of both files is a unit to match, a refund, or
 -- ignored or unreadable with a reason.
 --
--- Parameters: $failed_payment_statuses and $refunded_payment_statuses (the policy's words), and
--- the approved row kinds of the payments file: $kinds_on (whether row kinds are read at all),
--- $kinds_ignore, $kinds_refund, $kinds_known (every listed kind). Needs `currency_exponents`
--- (setup.sql) and the macros `order_amount_minor`, `captured_amount_minor`,
--- `refunded_amount_minor` and `reference_tokens`, which read the amounts and references as the
--- approved mapping says (engine.py defines them).
+-- Parameters: $failed_payment_statuses and $refunded_payment_statuses, $voided_order_statuses,
+-- $refunded_order_statuses and $paid_order_statuses (the policy's words, read once per row or
+-- order here), and the approved row kinds of the payments file: $kinds_on (whether row kinds
+-- are read at all), $kinds_ignore, $kinds_refund, $kinds_known (every listed kind). Needs
+-- `currency_exponents` and the ENUM types (setup.sql), and the macros `order_amount_minor`,
+-- `captured_amount_minor`, `refunded_amount_minor` and `reference_tokens`, which read the
+-- amounts and references as the approved mapping says (engine.py defines them).
+--
+-- The tables made here hold numbers and words of the ENUM types of setup.sql only: an id or a
+-- text that a finding, the export or the ledger shows is read from `orders_rows` or
+-- `payments_rows` by row number (rowid), for the rows that show it. Text on every row would
+-- cost memory, and at a million rows spill to disk.
 
--- Every order row gets a kind: the head of its order (the first row of the id that carries
--- an amount), a continuation (no amount, or the head's amount again), a conflict (another
--- amount under the same id), ignored or unreadable, each with a reason.
--- One pass: each id's head row (r) with its amount and currency (`head_amount`,
--- `head_currency`: NULL when no row of the id has an amount), so that a row is compared with
--- its head without a second join. `arg_min_null` keeps a NULL amount or currency of the head
--- row, so both always come from that one row.
+-- Every order id (order_key) by its head row (r): the first row of the id that carries an
+-- amount, or its first row when none does. The head row stands for the order: its kind ('head',
+-- or 'unreadable' with a reason), whether its order status is one of the policy's voided,
+-- refunded or paid words, its currency (NULL unless an ISO 4217 code), the currency's exponent,
+-- the amount in minor units and the order time in microseconds since the epoch. Every other row
+-- of an id on several rows (`order_lines`) is a continuation, unless it carries another amount
+-- (`order_conflicts`): that can only happen where several rows of the id carry an amount.
 CREATE OR REPLACE TABLE order_heads AS
-SELECT order_key,
-       coalesce(min(rowid) FILTER (WHERE order_amount_filled), min(rowid)) AS r,
-       arg_min_null(order_amount, rowid) FILTER (WHERE order_amount_filled) AS head_amount,
-       arg_min_null(currency_code, rowid) FILTER (WHERE order_amount_filled) AS head_currency
-FROM orders_rows WHERE order_key IS NOT NULL GROUP BY 1;
-
--- `status` is the head row's order status (NULL on other rows), for the row ledger. Each row
--- carries what later steps read of it, so that none joins `orders_rows` back: its order id and
--- currency (findings, exceptions CSV), and on head rows the currency's exponent, the amount in
--- minor units and the order time in microseconds since the epoch (`order_findings`).
-CREATE OR REPLACE TABLE order_row_kinds AS
-WITH rows AS (
-    SELECT o.rowid AS r, o.order_key, h.r AS head, o.order_amount_filled AS filled,
-           o.order_amount AS amount, o.currency_code, o.order_status, o.order_id,
-           o.order_date, e.exponent,
-           e.exponent IS NOT NULL AS known_currency,
-           h.head_amount, h.head_currency
-    FROM orders_rows o LEFT JOIN order_heads h ON h.order_key = o.order_key
-    LEFT JOIN currency_exponents e ON e.code = o.currency_code
+WITH ids AS (
+    SELECT order_key,
+           coalesce(min(rowid) FILTER (WHERE order_amount_filled), min(rowid)) AS r,
+           count(*) > 1 AS several_rows,
+           count(*) FILTER (WHERE order_amount_filled) > 1 AS several_amounts
+    FROM orders_rows WHERE order_key IS NOT NULL GROUP BY 1
 )
-SELECT r.r, r.order_key, r.head,
-  CASE
-    WHEN r.order_key IS NULL THEN CASE WHEN r.filled THEN 'unreadable' ELSE 'ignored' END
-    WHEN r.r = r.head THEN
-        CASE WHEN NOT r.filled OR r.amount IS NULL OR NOT r.known_currency
-             THEN 'unreadable' ELSE 'head' END
-    WHEN NOT r.filled THEN 'ignored'
-    WHEN r.amount = r.head_amount AND r.currency_code IS NOT DISTINCT FROM r.head_currency
-         AND r.head_amount IS NOT NULL THEN 'ignored'
-    ELSE 'conflict'
-  END AS kind,
-  CASE
-    WHEN r.order_key IS NULL THEN
-        CASE WHEN r.filled THEN 'empty_order_id' ELSE 'no_order_id' END
-    WHEN r.r = r.head THEN
-        CASE WHEN NOT r.filled THEN 'empty_amount'
-             WHEN r.amount IS NULL THEN 'unreadable_amount'
-             WHEN r.currency_code IS NULL THEN 'missing_currency'
-             WHEN NOT r.known_currency THEN 'unreadable_currency' END
-    WHEN NOT r.filled THEN 'line_item_continuation'
-    WHEN r.amount = r.head_amount AND r.currency_code IS NOT DISTINCT FROM r.head_currency
-         AND r.head_amount IS NOT NULL THEN 'line_item_continuation'
-    ELSE 'another_amount_under_this_id'
-  END AS reason,
-  CASE WHEN r.r = r.head THEN r.order_status END AS status,
-  r.order_id, r.currency_code,
-  CASE WHEN r.r = r.head THEN r.exponent END AS exponent,
-  CASE WHEN r.r = r.head THEN order_amount_minor(r.amount, r.exponent) END AS amount_minor,
-  CASE WHEN r.r = r.head THEN epoch_us(r.order_date) END AS order_at
-FROM rows r;
+SELECT i.order_key, i.r, i.several_rows, i.several_amounts,
+       CAST(CASE WHEN NOT o.order_amount_filled OR o.order_amount IS NULL OR e.exponent IS NULL
+                 THEN 'unreadable' ELSE 'head' END AS kind_word) AS kind,
+       CAST(CASE WHEN NOT o.order_amount_filled THEN 'empty_amount'
+                 WHEN o.order_amount IS NULL THEN 'unreadable_amount'
+                 WHEN o.currency_code IS NULL THEN 'missing_currency'
+                 WHEN e.exponent IS NULL THEN 'unreadable_currency' END AS reason_word) AS reason,
+       list_contains($voided_order_statuses, o.order_status) AS voided,
+       list_contains($refunded_order_statuses, o.order_status) AS refunded_status,
+       list_contains($paid_order_statuses, o.order_status) AS paid_status,
+       e.currency, e.exponent,
+       order_amount_minor(o.order_amount, e.exponent) AS amount_minor,
+       epoch_us(o.order_date) AS order_at
+FROM ids i JOIN orders_rows o ON o.rowid = i.r
+LEFT JOIN currency_exponents e ON e.code = o.currency_code;
+
+-- The other rows of the ids on several rows (r), each with its id's head row: a continuation,
+-- or a conflict (`order_conflicts`). With the head rows and the rows without an order id, every
+-- order row once (the row ledger).
+CREATE OR REPLACE TABLE order_lines AS
+SELECT o.rowid AS r, h.r AS head, h.several_amounts
+FROM orders_rows o
+JOIN (SELECT order_key, r, several_amounts FROM order_heads WHERE several_rows) h
+  ON h.order_key = o.order_key
+WHERE o.rowid <> h.r;
+
+-- Rows that carry another amount than their head row (r), with that head: conflicts, among the
+-- ids where several rows carry an amount. A row agrees with its head when both amounts read and
+-- are equal and the currencies are the same (or both missing).
+CREATE OR REPLACE TABLE order_conflicts AS
+SELECT l.r, l.head
+FROM (SELECT r, head FROM order_lines WHERE several_amounts) l
+JOIN orders_rows o ON o.rowid = l.r
+JOIN orders_rows head_row ON head_row.rowid = l.head
+WHERE o.order_amount_filled
+  AND NOT coalesce(o.order_amount = head_row.order_amount
+                   AND o.currency_code IS NOT DISTINCT FROM head_row.currency_code
+                   AND head_row.order_amount IS NOT NULL, false);
 
 -- Ids whose rows disagree about the order total, or whose head row does not read: each by its
--- head row (r), with the rows of the id that carry an amount. Every row of an id names the
--- same head, and only a head row of an id can be unreadable.
+-- head row (r), with the rows of the id that carry an amount (the head row and its conflicts),
+-- and what the findings show of the head row (the exponent of its currency, its amount).
 CREATE OR REPLACE TABLE bad_orders AS
-WITH heads AS (
-    SELECT r, order_key, kind, reason FROM order_row_kinds
-    WHERE r = head
-      AND (kind = 'unreadable' OR r IN (SELECT head FROM order_row_kinds WHERE kind = 'conflict'))
+WITH bad AS (
+    SELECT r FROM order_heads WHERE kind = 'unreadable'
+    UNION
+    SELECT head FROM order_conflicts
+), id_rows AS (
+    SELECT r AS head, r FROM bad
+    UNION ALL
+    SELECT head, r FROM order_conflicts
 )
-SELECT h.order_key, h.r, h.kind = 'unreadable' AS unreadable, h.reason,
-       list(k.r + 1 ORDER BY k.r) FILTER (WHERE k.kind IN ('head', 'unreadable', 'conflict'))
-           AS rows
-FROM heads h JOIN order_row_kinds k ON k.head = h.r
+SELECT h.order_key, h.r, h.kind = 'unreadable' AS unreadable, CAST(h.reason AS VARCHAR) AS reason,
+       list(x.r + 1 ORDER BY x.r) AS rows, any_value(h.exponent) AS exponent,
+       any_value(h.amount_minor) AS amount_minor
+FROM order_heads h JOIN id_rows x ON x.head = h.r
 GROUP BY h.order_key, h.r, h.kind, h.reason;
+
+-- Payment ids on more than one row: only their rows can be repeated payments.
+CREATE OR REPLACE TABLE repeated_payment_ids AS
+SELECT payment_id FROM payments_rows WHERE payment_id IS NOT NULL
+GROUP BY 1 HAVING count(*) > 1;
 
 -- Every payment row: a payment to match, a refund of one, or ignored or unreadable with a
 -- reason. With row kinds approved, the kind column says which rows are captures. Each row
--- carries its payment id, so that repeated payments are counted from this table alone, and
--- what `payments` and `refunds` read of it, so that neither joins `payments_rows` back: its
--- currency and exponent, and on payment and refund rows the amounts in minor units
--- (`refunded_minor` NULL when it does not read), the capture time in microseconds since the
--- epoch, whether the status says refunded, and the order its reference names.
+-- carries what `payments` and `refunds` read of it, so that neither joins `payments_rows` back:
+-- on payment and refund rows the amounts in minor units (`refunded_minor` NULL when it does not
+-- read) and the currency's exponent, and on payment rows the currency, the capture time in
+-- microseconds since the epoch, whether the status says refunded, and whether its payment id
+-- is on several rows (`payment_copies` counts those).
 -- A payment's reference: the first id it names when it names several (`refs` counts them,
 -- read only where a reference names several ids: a few rows), and the head row of that
 -- order (order_r) only when it names exactly one. A refund's: its reference as written.
--- This is the only join on text; everything after it matches integers.
+-- This is the only join of the payments on text; everything after it matches integers.
 CREATE OR REPLACE TABLE payment_row_kinds AS
-WITH rows AS (
-    SELECT p.rowid AS r,
+WITH flags AS (
+    SELECT p.rowid AS r, p.payment_id, p.order_id, p.several_refs, p.ref_key, p.currency_code,
+           e.currency, e.exponent, p.captured_amount_filled, p.captured_amount, p.refunded_amount,
+           p.captured_at, p.payment_status,
+           list_contains($failed_payment_statuses, p.payment_status) AS failed,
+           $kinds_on AND (list_contains($kinds_ignore, p.row_kind)
+                          OR list_contains($kinds_ignore, p.payment_status)) AS ignored_kind,
+           $kinds_on AND coalesce(NOT list_contains($kinds_known, p.row_kind), true)
+               AS unknown_kind,
+           list_contains($kinds_refund, p.row_kind) AS refund_kind
+    FROM payments_rows p LEFT JOIN currency_exponents e ON e.code = p.currency_code
+), kinds AS (
+    SELECT *,
       CASE
-        WHEN list_contains($failed_payment_statuses, p.payment_status) THEN 'ignored'
-        WHEN $kinds_on AND (list_contains($kinds_ignore, p.row_kind)
-                            OR list_contains($kinds_ignore, p.payment_status))
-          THEN 'ignored'
-        WHEN $kinds_on AND coalesce(NOT list_contains($kinds_known, p.row_kind), true)
-          THEN 'unreadable'
+        WHEN failed THEN 'ignored'
+        WHEN ignored_kind THEN 'ignored'
+        WHEN unknown_kind THEN 'unreadable'
         -- A refund whose currency or written amount does not read is not a whole-capture refund.
-        WHEN list_contains($kinds_refund, p.row_kind)
-             AND (e.exponent IS NULL OR (p.captured_amount_filled AND p.captured_amount IS NULL))
+        WHEN refund_kind
+             AND (exponent IS NULL OR (captured_amount_filled AND captured_amount IS NULL))
           THEN 'unreadable'
-        WHEN list_contains($kinds_refund, p.row_kind) THEN 'refund'
-        WHEN p.payment_id IS NULL OR NOT p.captured_amount_filled OR p.captured_amount IS NULL
-          OR e.exponent IS NULL THEN 'unreadable'
-        WHEN p.captured_amount = 0 THEN 'ignored'
+        WHEN refund_kind THEN 'refund'
+        WHEN payment_id IS NULL OR NOT captured_amount_filled OR captured_amount IS NULL
+          OR exponent IS NULL THEN 'unreadable'
+        WHEN captured_amount = 0 THEN 'ignored'
         ELSE 'payment'
       END AS kind,
       CASE
-        WHEN list_contains($failed_payment_statuses, p.payment_status) THEN 'failed_attempt'
-        WHEN $kinds_on AND (list_contains($kinds_ignore, p.row_kind)
-                            OR list_contains($kinds_ignore, p.payment_status))
-          THEN 'row_kind'
-        WHEN $kinds_on AND coalesce(NOT list_contains($kinds_known, p.row_kind), true)
-          THEN 'unknown_row_kind'
-        WHEN list_contains($kinds_refund, p.row_kind) AND p.currency_code IS NULL
-          THEN 'missing_currency'
-        WHEN list_contains($kinds_refund, p.row_kind) AND e.exponent IS NULL
-          THEN 'unreadable_currency'
-        WHEN list_contains($kinds_refund, p.row_kind)
-             AND p.captured_amount_filled AND p.captured_amount IS NULL
+        WHEN failed THEN 'failed_attempt'
+        WHEN ignored_kind THEN 'row_kind'
+        WHEN unknown_kind THEN 'unknown_row_kind'
+        WHEN refund_kind AND currency_code IS NULL THEN 'missing_currency'
+        WHEN refund_kind AND exponent IS NULL THEN 'unreadable_currency'
+        WHEN refund_kind AND captured_amount_filled AND captured_amount IS NULL
           THEN 'unreadable_amount'
-        WHEN list_contains($kinds_refund, p.row_kind) THEN NULL
-        WHEN p.payment_id IS NULL THEN 'empty_payment_id'
-        WHEN NOT p.captured_amount_filled THEN 'empty_amount'
-        WHEN p.captured_amount IS NULL THEN 'unreadable_amount'
-        WHEN p.currency_code IS NULL THEN 'missing_currency'
-        WHEN e.exponent IS NULL THEN 'unreadable_currency'
-        WHEN p.captured_amount = 0 THEN 'zero_capture'
-      END AS reason,
-      -- The value that decided an ignored or unknown kind, for the exceptions CSV.
-      CASE WHEN list_contains($kinds_ignore, p.row_kind) OR NOT $kinds_on THEN p.row_kind
-           WHEN list_contains($kinds_ignore, p.payment_status) THEN p.payment_status
-           ELSE p.row_kind END AS value,
-      p.payment_id, p.currency_code, e.exponent, p.order_id, p.several_refs, p.ref_key,
-      p.captured_amount, p.refunded_amount, p.captured_at, p.payment_status
-    FROM payments_rows p LEFT JOIN currency_exponents e ON e.code = p.currency_code
+        WHEN refund_kind THEN NULL
+        WHEN payment_id IS NULL THEN 'empty_payment_id'
+        WHEN NOT captured_amount_filled THEN 'empty_amount'
+        WHEN captured_amount IS NULL THEN 'unreadable_amount'
+        WHEN currency_code IS NULL THEN 'missing_currency'
+        WHEN exponent IS NULL THEN 'unreadable_currency'
+        WHEN captured_amount = 0 THEN 'zero_capture'
+      END AS reason
+    FROM flags
 ), linked AS (
     SELECT *, CASE WHEN kind = 'payment' AND several_refs THEN reference_tokens(order_id) END
                   AS tokens
-    FROM rows
+    FROM kinds
 ), keyed AS (
     SELECT *,
            CASE WHEN kind = 'refund' THEN ref_key
@@ -156,8 +162,10 @@ WITH rows AS (
                 ELSE 1 END AS refs
     FROM linked
 )
-SELECT k.r, k.kind, k.reason, k.value, k.payment_id, k.currency_code, k.exponent,
-       k.link_key AS ref_key, k.refs,
+SELECT k.r, CAST(k.kind AS kind_word) AS kind, CAST(k.reason AS reason_word) AS reason,
+       k.kind = 'payment' AND rp.payment_id IS NOT NULL AS repeated,
+       CASE WHEN k.kind = 'payment' THEN k.currency END AS currency,
+       CASE WHEN k.kind IN ('payment', 'refund') THEN k.exponent END AS exponent, k.refs,
        CASE WHEN k.kind = 'refund' OR k.refs = 1 THEN f.r END AS order_r,
        CASE WHEN k.kind IN ('payment', 'refund')
             THEN captured_amount_minor(k.captured_amount, k.exponent) END AS amount_minor,
@@ -167,15 +175,23 @@ SELECT k.r, k.kind, k.reason, k.value, k.payment_id, k.currency_code, k.exponent
        CASE WHEN k.kind = 'payment'
             THEN list_contains($refunded_payment_statuses, k.payment_status) END
            AS refunded_status
-FROM keyed k LEFT JOIN order_heads f ON f.order_key = k.link_key;
+FROM keyed k
+LEFT JOIN order_heads f ON f.order_key = k.link_key
+LEFT JOIN repeated_payment_ids rp ON rp.payment_id = k.payment_id;
 
--- Payments: repeated rows of one payment id counted once.
+-- The value that decided an ignored or unknown row kind, for the findings and the export: a
+-- few rows, and none unless row kinds are read.
+CREATE OR REPLACE TABLE payment_kind_values AS
+SELECT k.r,
+       CASE WHEN list_contains($kinds_ignore, p.row_kind) OR NOT $kinds_on THEN p.row_kind
+            WHEN list_contains($kinds_ignore, p.payment_status) THEN p.payment_status
+            ELSE p.row_kind END AS value
+FROM payment_row_kinds k JOIN payments_rows p ON p.rowid = k.r
+WHERE k.reason IN ('row_kind', 'unknown_row_kind');
+
+-- Payments: repeated rows of one payment id counted once (the first row, r, stands for them).
 CREATE OR REPLACE TABLE payment_copies AS
-WITH matchable AS (
-    SELECT r, payment_id FROM payment_row_kinds WHERE kind = 'payment'
-), repeated AS (
-    SELECT payment_id FROM matchable GROUP BY 1 HAVING count(*) > 1
-)
-SELECT min(r) AS r, list(r + 1 ORDER BY r) AS rows
-FROM matchable WHERE payment_id IN (SELECT payment_id FROM repeated)
-GROUP BY payment_id;
+SELECT min(k.r) AS r, list_sort(list(k.r + 1)) AS rows
+FROM payment_row_kinds k JOIN payments_rows p ON p.rowid = k.r
+WHERE k.repeated
+GROUP BY p.payment_id HAVING count(*) > 1;
