@@ -22,13 +22,14 @@ from agent.data.ingest.columnar import Columns, RowProgress
 from agent.data.kept import KeptTables, KeptWorkspace
 from agent.data.ledger import account, build_ledger_rows
 from agent.data.normalize import ValidationReport, load_both, merge, validate
+from agent.data.normalize.columns import select_list
 from agent.data.normalize.load import Files, drop_validation_columns, parse_both
 from agent.data.normalize.memo import ValidationMemo, memo_key
 from agent.data.policy import Policy
 from agent.data.reconcile.engine import VOIDED_STATUSES, run_engine
 from agent.data.reconcile.reconciliation import Reconciliation
 from agent.data.reconcile.runner import connect
-from agent.data.schema import Mapping, Role
+from agent.data.schema import SCHEMA, Mapping, Role
 
 
 @contextmanager
@@ -97,10 +98,12 @@ def validate_columns(
             role.value,
             columns[role].parquet.name,
             names[role],
-            mapping.for_role(role).model_dump(mode="json"),
+            _checked_reading(role, mapping),
         )
         for role in Role
     }
+    for role in Role:  # a mapped column the file lacks is an error even when nothing is loaded
+        select_list(role, columns[role].layout, mapping.for_role(role), keep_raw=True)
     gate_key = memo_key(
         "gates",
         [columns[role].parquet.name for role in Role],
@@ -158,11 +161,25 @@ def _load_keys(columns: dict[Role, Columns], mapping: Mapping) -> tuple[str, dic
             "load",
             role.value,
             columns[role].parquet.name,
-            mapping.for_role(role).model_dump(mode="json"),
+            _checked_reading(role, mapping),
         )
         for role in Role
     }
     return files, loads
+
+
+def _checked_reading(role: Role, mapping: Mapping) -> dict[str, object]:
+    """`role`'s part of the mapping as far as its checks and its loaded table depend on it:
+    which column a text field (a customer's name) reads is not checked and not reconciled, so
+    an edit of it alone validates and loads nothing again (that the column exists is checked
+    on every validation)."""
+    reading = mapping.for_role(role).model_dump(mode="json")
+    text = {spec.name for spec in SCHEMA[role] if spec.kind == "text"}
+    reading["columns"] = {
+        name: ("(a text field)" if name in text else column)
+        for name, column in reading["columns"].items()
+    }
+    return reading
 
 
 def _join_fields(mapping: Mapping) -> dict[str, object]:

@@ -218,7 +218,7 @@ def test_an_edit_revalidates_only_the_file_whose_reading_changed(
     edited = mapping.model_copy(
         update={
             "orders": mapping.orders.model_copy(
-                update={"columns": {**mapping.orders.columns, "customer": "Lineitem name"}}
+                update={"columns": {**mapping.orders.columns, "order_status": "Currency"}}
             )
         }
     )

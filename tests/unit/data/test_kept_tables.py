@@ -26,6 +26,7 @@ from agent.data.pipeline import JobResult, run_job
 from agent.data.policy import Policy
 from agent.data.reconcile import connect, load_and_validate
 from agent.data.schema import Mapping, Role
+from agent.errors import UnknownColumnError
 
 
 @pytest.fixture(scope="module")
@@ -96,10 +97,31 @@ def test_an_edit_loads_only_its_file_and_the_reconciliation_loads_nothing(
     memo = ValidationMemo(tmp_path / "cache" / "validations", max_age=timedelta(days=2))
     files = files_of(demo)
     assert load_and_validate(connect(), files, mapping, cache=cache, memo=memo).ok
-    edited = with_orders(mapping, customer="Lineitem name")
+    edited = with_orders(mapping, order_status="Currency")
     assert load_and_validate(connect(), files, edited, cache=cache, memo=memo).ok
     job = run_job(files, edited, Policy(), tmp_path / "kept.csv", cache=cache)
     assert loads == [(Role.ORDERS, Role.PAYMENTS), (Role.ORDERS,), ()]
+    plain = plain_job(demo, edited, tmp_path / "plain.csv")
+    assert_same_result(job, plain, tmp_path / "kept.csv", tmp_path / "plain.csv")
+
+
+def test_an_edit_of_a_text_field_alone_loads_and_validates_nothing_but_its_column_must_exist(
+    demo: Path, mapping: Mapping, tmp_path: Path, loads: list[tuple[Role, ...]]
+) -> None:
+    cache = cache_in(tmp_path / "cache")
+    memo = ValidationMemo(tmp_path / "cache" / "validations", max_age=timedelta(days=2))
+    files = files_of(demo)
+    first = load_and_validate(connect(), files, mapping, cache=cache, memo=memo)
+    edited = with_orders(mapping, customer="Lineitem name")
+    assert edited.orders.columns["customer"] != mapping.orders.columns.get("customer")
+    second = load_and_validate(connect(), files, edited, cache=cache, memo=memo)
+    assert (second.errors, second.facts) == (first.errors, first.facts)
+    with pytest.raises(UnknownColumnError, match="no column"):
+        load_and_validate(
+            connect(), files, with_orders(mapping, customer="Nope"), cache=cache, memo=memo
+        )
+    job = run_job(files, edited, Policy(), tmp_path / "kept.csv", cache=cache)
+    assert loads == [(Role.ORDERS, Role.PAYMENTS), (), ()]
     plain = plain_job(demo, edited, tmp_path / "plain.csv")
     assert_same_result(job, plain, tmp_path / "kept.csv", tmp_path / "plain.csv")
 
