@@ -51,13 +51,9 @@ class KeptTables:
         """The workspace kept for `files` (removed from here: one step uses it at a time), or
         None when there is none or it is older than `max_age`."""
         with self._lock:
+            self._drop_expired()
             entry = self._kept.pop(files, None)
-        if entry is None:
-            return None
-        kept_at, workspace = entry
-        if time.monotonic() - kept_at > self.max_age.total_seconds():
-            return None
-        return workspace
+        return entry[1] if entry is not None else None
 
     def keep(self, files: str, workspace: KeptWorkspace) -> None:
         """Keep `workspace` for the next step on `files`, dropping the oldest beyond `max_kept`
@@ -65,13 +61,16 @@ class KeptTables:
         if self.max_kept <= 0 or not workspace.loaded:
             return
         with self._lock:
+            self._drop_expired()
             self._kept.pop(files, None)
             self._kept[files] = (time.monotonic(), workspace)
             while len(self._kept) > self.max_kept:
                 dropped, _ = self._kept.popitem(last=False)
                 logger.info("files=<%s> | a kept workspace was dropped for room", dropped[:24])
 
-    def clear(self) -> None:
-        """Drop every kept workspace."""
-        with self._lock:
-            self._kept.clear()
+    def _drop_expired(self) -> None:
+        """Drop the workspaces kept longer than `max_age` (oldest first; called locked), so that
+        one nobody comes back for gives its memory back at the next step of any case."""
+        limit = time.monotonic() - self.max_age.total_seconds()
+        while self._kept and next(iter(self._kept.values()))[0] < limit:
+            self._kept.popitem(last=False)

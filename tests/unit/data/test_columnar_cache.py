@@ -20,9 +20,7 @@ import pytest
 
 import agent.data.reconcile.run as run_module
 from agent.data.cache import ColumnCache, Reading, SampleCache
-from agent.data.demo import generate
 from agent.data.ingest import columnar, inspect_csv
-from agent.data.mapping import infer_mapping
 from agent.data.normalize.load import Source
 from agent.data.normalize.memo import ValidationMemo
 from agent.data.pipeline import run_job
@@ -32,23 +30,6 @@ from agent.data.schema import Mapping, Role
 from agent.errors import LedgerError
 
 UTF8_COMMA = Reading("utf-8", ",", 1)
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("demo")
-    generate(2_000, out, seed=5)
-    return out
-
-
-@pytest.fixture(scope="module")
-def mapping(demo: Path) -> Mapping:
-    proposal = infer_mapping(
-        inspect_csv(demo / "orders.csv", "orders.csv"),
-        inspect_csv(demo / "payments.csv", "payments.csv"),
-    )
-    assert proposal.mapping is not None
-    return proposal.mapping
 
 
 def sha(path: Path) -> str:

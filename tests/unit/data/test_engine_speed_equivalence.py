@@ -19,20 +19,7 @@ import pytest
 from agent.data.policy import Policy
 from agent.data.reconcile import Reconciliation, connect, reconcile
 from agent.data.schema import AmountReading, DatasetMapping, Mapping, ReadingOptions, Role, RowKinds
-
-ORDER_COLUMNS = {
-    "order_id": "order_id",
-    "order_amount": "total",
-    "currency": "currency",
-    "order_status": "status",
-}
-PAYMENT_COLUMNS = {
-    "payment_id": "payment_id",
-    "order_id": "order_id",
-    "captured_amount": "amount",
-    "currency": "currency",
-    "payment_status": "status",
-}
+from tests.unit.data.test_ledger_property import ORDER_COLUMNS, PAYMENT_COLUMNS
 
 
 def _mapping(kinds: RowKinds | None = None) -> Mapping:

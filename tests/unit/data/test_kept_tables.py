@@ -17,9 +17,7 @@ import pytest
 import agent.data.reconcile.run as run_module
 from agent.data.cache import ColumnCache
 from agent.data.demo import generate
-from agent.data.ingest import inspect_csv
 from agent.data.kept import KeptTables, KeptWorkspace
-from agent.data.mapping import infer_mapping
 from agent.data.normalize.load import Source
 from agent.data.normalize.memo import ValidationMemo
 from agent.data.pipeline import JobResult, run_job
@@ -27,23 +25,6 @@ from agent.data.policy import Policy
 from agent.data.reconcile import connect, load_and_validate
 from agent.data.schema import Mapping, Role
 from agent.errors import UnknownColumnError
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("demo")
-    generate(2_000, out, seed=11)
-    return out
-
-
-@pytest.fixture(scope="module")
-def mapping(demo: Path) -> Mapping:
-    proposal = infer_mapping(
-        inspect_csv(demo / "orders.csv", "orders.csv"),
-        inspect_csv(demo / "payments.csv", "payments.csv"),
-    )
-    assert proposal.mapping is not None
-    return proposal.mapping
 
 
 @pytest.fixture
