@@ -2,9 +2,9 @@
 
 `load_dataset` reads every row with exactly the approved reading options into a table of
 canonical fields (`orders_rows` or `payments_rows`), with exact decimals and the keys that join
-the files; with `keep_raw` it keeps the raw text of parsed fields so that `validate` can report,
-per field, the share of values that do not read and example rows. `load_both` reads the two
-files at once. Minor units are computed by the engine, where a currency table can be joined.
+the files, and beside each amount and timestamp whether its cell was filled, so that `validate`
+can report, per field, the share of values that do not read and example rows. `load_both` reads
+the two files at once. Minor units are computed by the engine, where a currency table can be joined.
 
 The package: `load` (loading), `columns` (what is read of each file), `expressions` (the SQL
 that reads ids, references and amounts, shared with the engine), `zones` (per-row time zones),

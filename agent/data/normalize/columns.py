@@ -20,39 +20,39 @@ from agent.data.schema import SCHEMA, DatasetMapping, Role
 from agent.errors import UnknownColumnError
 
 
-def select_list(role: Role, layout: CsvLayout, mapping: DatasetMapping, *, keep_raw: bool) -> str:
+def select_list(role: Role, layout: CsvLayout, mapping: DatasetMapping) -> str:
     """The SELECT list that reads `role`'s schema fields from the file's positional columns.
 
     Each mapped field is parsed as its kind says (amounts, timestamps, currency codes, status
-    words); an unmapped one is NULL of its type. With `keep_raw`, the text of every parsed
-    field is kept beside it (`<field>_raw`) for validation; without, text fields are left out.
-    Raises UnknownColumnError for a mapped column the file lacks.
+    words); an unmapped one is NULL of its type. Beside every amount and timestamp,
+    `<field>_filled` says whether the cell holds anything: a filled cell whose value is NULL
+    did not read, which validation counts and the ledger reports. Free-text fields (a
+    customer's name) are neither checked nor reconciled, so they are not read. Raises
+    UnknownColumnError for a mapped column the file lacks.
     """
     columns = {name: f"c{i}" for i, name in enumerate(layout.columns)}
     parts: list[str] = []
     for spec in SCHEMA[role]:
         source = mapping.columns.get(spec.name)
-        if spec.kind == "text" and not keep_raw:
-            continue
-        if source is None:
-            kind = {"amount": SQL_DECIMAL, "timestamp": "TIMESTAMPTZ"}.get(spec.kind, "VARCHAR")
-            parts.append(f"NULL::{kind} AS {spec.name}")
-            if spec.kind == "amount":
-                parts.append(f"false AS {spec.name}_filled")
-            continue
-        if source not in columns:
+        if source is not None and source not in columns:
             raise UnknownColumnError(
                 f'{layout.file_name} has no column "{source}" (mapped to {spec.name}); '
                 f"its columns are: {', '.join(layout.columns)}"
             )
+        if spec.kind == "text":
+            continue
+        if source is None:
+            kind = {"amount": SQL_DECIMAL, "timestamp": "TIMESTAMPTZ"}.get(spec.kind, "VARCHAR")
+            parts.append(f"NULL::{kind} AS {spec.name}")
+            if spec.kind in ("amount", "timestamp"):
+                parts.append(f"false AS {spec.name}_filled")
+            continue
         column = columns[source]
         # Each kind trims where it matters: a parse expression reads the raw cell itself.
         text = f"NULLIF({sql_trim(column)}, '')"
         if spec.kind == "amount":
             reading = mapping.options.amounts.get(spec.name)
             fmt = NumberFormat(reading.decimal, reading.thousands) if reading else NumberFormat()
-            if keep_raw:
-                parts.append(f"{text} AS {spec.name}_raw")
             parts.append(f"{text} IS NOT NULL AS {spec.name}_filled")
             parts.append(f"{sql_amount(column, fmt)} AS {spec.name}")
         elif spec.kind == "timestamp":
@@ -62,8 +62,7 @@ def select_list(role: Role, layout: CsvLayout, mapping: DatasetMapping, *, keep_
                 time = _column_of(layout, columns, stamp.time_column, "time_column")
                 column = f"concat_ws(' ', {text}, NULLIF({sql_trim(time)}, ''))"
                 text = f"NULLIF({column}, '')"
-            if keep_raw:
-                parts.append(f"{text} AS {spec.name}_raw")
+            parts.append(f"{text} IS NOT NULL AS {spec.name}_filled")
             if stamp is None:
                 parts.append(f"NULL::TIMESTAMPTZ AS {spec.name}")
             elif stamp.zone_column is not None:
@@ -86,19 +85,6 @@ def select_list(role: Role, layout: CsvLayout, mapping: DatasetMapping, *, keep_
     if role is Role.PAYMENTS:
         parts.append(f"{_row_kind_sql(layout, mapping, columns)} AS row_kind")
     return ", ".join(parts)
-
-
-def validation_columns(role: Role, mapping: DatasetMapping) -> tuple[str, ...]:
-    """The columns `select_list` reads only with `keep_raw`: the text fields, and the text of
-    every mapped amount and timestamp (`<field>_raw`). Validation reads them; reconciling does
-    not, so a kept table drops them (`drop_validation_columns`)."""
-    names: list[str] = []
-    for spec in SCHEMA[role]:
-        if spec.kind == "text":
-            names.append(spec.name)
-        elif spec.kind in ("amount", "timestamp") and spec.name in mapping.columns:
-            names.append(f"{spec.name}_raw")
-    return tuple(names)
 
 
 def _column_of(layout: CsvLayout, columns: dict[str, str], name: str, option: str) -> str:

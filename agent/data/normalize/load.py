@@ -19,7 +19,7 @@ from agent.data.cache import ColumnCache, Fetch, Reading
 from agent.data.duck import cursor
 from agent.data.ingest import CsvLayout, layout_from_options
 from agent.data.ingest.columnar import Columns, RowProgress, build_columns, load_columns
-from agent.data.normalize.columns import derived_columns, select_list, validation_columns
+from agent.data.normalize.columns import derived_columns, select_list
 from agent.data.normalize.zones import apply_zones
 from agent.data.schema import DatasetMapping, Mapping, Role
 
@@ -89,38 +89,26 @@ def parse_both(
 
 
 def load_columns_as(
-    con: duckdb.DuckDBPyConnection,
-    role: Role,
-    columns: Columns,
-    mapping: DatasetMapping,
-    *,
-    keep_raw: bool = False,
+    con: duckdb.DuckDBPyConnection, role: Role, columns: Columns, mapping: DatasetMapping
 ) -> CsvLayout:
     """Read `columns` as `role` under `mapping` into `table_name(role)`, one row per data row.
 
-    With `keep_raw`, the text of every parsed field is kept beside it for `validate`; without,
-    only what reconciling needs is read (faster, less memory). The row number of data row n
-    (1-based, header excluded) is `rowid + 1` of the table. Raises UnknownColumnError for a
-    mapped column the file lacks.
+    The table holds what validation checks and reconciling reads (`select_list`). The row
+    number of data row n (1-based, header excluded) is `rowid + 1` of the table. Raises
+    UnknownColumnError for a mapped column the file lacks.
     """
-    select = select_list(role, columns.layout, mapping, keep_raw=keep_raw)
-    derived = derived_columns(role, mapping)
-    query = f"SELECT *, {derived} FROM (SELECT {select} FROM {SOURCE})"
-    layout = load_columns(con, table_name(role), query, columns)
+    layout = load_columns(con, table_name(role), load_query(role, columns.layout, mapping), columns)
     for name, stamp in mapping.options.timestamps.items():
         if stamp.zone_column is not None and name in mapping.columns:
             apply_zones(con, table_name(role), name, stamp.timezone)
     return layout
 
 
-def drop_validation_columns(
-    con: duckdb.DuckDBPyConnection, role: Role, mapping: DatasetMapping
-) -> None:
-    """Drop from `role`'s loaded table what only validation reads (`validation_columns`): the
-    table then holds what reconciling reads, in about two thirds of the memory (DuckDB drops a
-    column without copying the others; row ids are unchanged)."""
-    for name in validation_columns(role, mapping):
-        con.execute(f"ALTER TABLE {table_name(role)} DROP COLUMN IF EXISTS {name}")
+def load_query(role: Role, layout: CsvLayout, mapping: DatasetMapping) -> str:
+    """The query loading reads a file's columns with (`{source}` names them)."""
+    select = select_list(role, layout, mapping)
+    derived = derived_columns(role, mapping)
+    return f"SELECT *, {derived} FROM (SELECT {select} FROM {SOURCE})"
 
 
 def load_dataset(
@@ -130,8 +118,6 @@ def load_dataset(
     file_name: str,
     mapping: DatasetMapping,
     workdir: Path | None = None,
-    *,
-    keep_raw: bool = False,
 ) -> CsvLayout:
     """Read the file at `path` as `role` into `table_name(role)`, parsing it for this read only
     (no cache): see `load_columns_as`. Raises the typed input errors of `ingest` for a file
@@ -146,7 +132,7 @@ def load_dataset(
     )
     with tempfile.TemporaryDirectory(dir=workdir) as folder:
         columns = build_columns(path, layout, Path(folder) / "columns.parquet", scratch=workdir)
-        return load_columns_as(con, role, columns, mapping, keep_raw=keep_raw)
+        return load_columns_as(con, role, columns, mapping)
 
 
 def load_both(
@@ -154,7 +140,6 @@ def load_both(
     columns: dict[Role, Columns],
     mapping: Mapping,
     *,
-    keep_raw: bool = False,
     roles: tuple[Role, ...] = tuple(Role),
 ) -> dict[Role, CsvLayout]:
     """Load the orders and the payments columns at once, each on its own connection to `con`'s
@@ -172,7 +157,6 @@ def load_both(
                 role,
                 columns[role],
                 mapping.for_role(role),
-                keep_raw=keep_raw,
             )
             for role in roles
         }

@@ -44,8 +44,8 @@ def validate(
                     spec.name,
                     column,
                     spec.required,
-                    f"{spec.name}_raw IS NOT NULL AND {spec.name} IS NULL",
-                    f"{spec.name}_raw IS NOT NULL",
+                    f"{spec.name}_filled AND {spec.name} IS NULL",
+                    f"{spec.name}_filled",
                     f"values that do not read as {noun}",
                 )
             )
@@ -147,7 +147,7 @@ def _counted_rows(role: Role, mapping: DatasetMapping) -> str:
 def _blank_row(role: Role, mapping: DatasetMapping) -> str:
     """Rows that carry nothing but line-item detail (continuation rows of an order)."""
     if role is Role.ORDERS and "order_amount" in mapping.columns:
-        return "order_amount_raw IS NULL"
+        return "NOT order_amount_filled"
     return "false"
 
 

@@ -23,7 +23,7 @@ from agent.data.kept import KeptTables, KeptWorkspace
 from agent.data.ledger import account, build_ledger_rows
 from agent.data.normalize import ValidationReport, load_both, merge, validate
 from agent.data.normalize.columns import select_list
-from agent.data.normalize.load import Files, drop_validation_columns, parse_both
+from agent.data.normalize.load import Files, parse_both
 from agent.data.normalize.memo import ValidationMemo, memo_key
 from agent.data.policy import Policy
 from agent.data.reconcile.engine import VOIDED_STATUSES, run_engine
@@ -103,7 +103,7 @@ def validate_columns(
         for role in Role
     }
     for role in Role:  # a mapped column the file lacks is an error even when nothing is loaded
-        select_list(role, columns[role].layout, mapping.for_role(role), keep_raw=True)
+        select_list(role, columns[role].layout, mapping.for_role(role))
     gate_key = memo_key(
         "gates",
         [columns[role].parquet.name for role in Role],
@@ -117,13 +117,10 @@ def validate_columns(
     files, loads = _load_keys(columns, mapping)
     case = (kept.take(files) if kept is not None else None) or KeptWorkspace(con)
     con = case.con
-    # A kept table serves the gates, never a file's own checks: it has no text (`_raw`) columns.
-    missing = tuple(
-        role for role in needed if reports[role] is None or case.loaded.get(role) != loads[role]
-    )
+    missing = tuple(role for role in needed if case.loaded.get(role) != loads[role])
     for role in missing:  # replaced below: until it is loaded, the table is none of these
         case.loaded.pop(role, None)
-    load_both(con, columns, mapping, keep_raw=True, roles=missing)
+    load_both(con, columns, mapping, roles=missing)
     # The gates read the loaded tables beside the files' own checks (both only read them).
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="gates") as beside:
         gating = (
@@ -145,8 +142,7 @@ def validate_columns(
     report = merge(merge(done[Role.ORDERS], done[Role.PAYMENTS]), gates)
     report.facts[:0] = [f"{names[role]}: {columns[role].records:,} rows read" for role in Role]
     if kept is not None:
-        for role in missing:  # kept for reconciling: what only validation reads is dropped
-            drop_validation_columns(con, role, mapping.for_role(role))
+        for role in missing:  # kept for the next validation and the reconciliation
             case.loaded[role] = loads[role]
         kept.keep(files, case)
     return report
