@@ -16,8 +16,8 @@ from typing import Protocol
 
 from strands.models import Model
 
-from agent.data.cache import SampleCache
 from agent.data.policy import Policy
+from agent.data.samples import SampleCache
 from agent.domain import ApproverPolicy
 from agent.ports import BlobStore, Clock, UnitOfWorkFactory
 

@@ -33,11 +33,9 @@ from dataclasses import dataclass, replace
 from datetime import timedelta
 from pathlib import Path
 
-from agent.data.ingest import HEAD_BYTES, CsvLayout, CsvSample, inspect_head, layout_from_options
+from agent.data.ingest import CsvLayout, layout_from_options
 from agent.data.ingest.columnar import Columns, RowProgress, build_columns
 from agent.data.kept import KeptTables
-from agent.data.mapping import Proposal, infer_mapping
-from agent.data.schema import Role
 
 logger = logging.getLogger(__name__)
 
@@ -60,6 +58,10 @@ class Reading:
         return f"{hexdigest}-{hashlib.sha256(options.encode()).hexdigest()[:12]}"
 
 
+DIRECT_READS_KEPT = 32
+"""How many files read straight into tables the cache remembers (each a few hundred bytes); a
+file forgotten is parsed into the cache when a step needs its columns."""
+
 Fetch = Callable[[], AbstractContextManager[Path]]
 """Puts the file's bytes on local disk for as long as the context lasts (a blob download)."""
 
@@ -74,6 +76,8 @@ class ColumnCache:
         self._lock = threading.Lock()
         self._building: dict[str, Future[Columns]] = {}
         self._prefetching = ThreadPoolExecutor(max_workers=2, thread_name_prefix="prefetch")
+        self._direct: OrderedDict[str, Columns] = OrderedDict()
+        """Files this process read straight into tables, by entry name: no Parquet file yet."""
         self.kept = KeptTables()
         """The last validations' loaded tables, for the steps after them in this process."""
 
@@ -111,12 +115,90 @@ class ColumnCache:
     ) -> Columns:
         """The file's columns: from the cache when `digest` names a cached entry, else parsed
         from the bytes `fetch` gives (and cached). The returned `digest` is always the one of
-        the bytes parsed, which the caller compares with the one it trusts."""
+        the bytes parsed, which the caller compares with the one it trusts.
+
+        A file this process read straight into tables (`claim`) is not parsed here: its columns
+        come back with their Parquet file unwritten, written by the first load that needs it
+        (`Columns.ready`); the step that took over those tables needs none.
+        """
         if digest is None:
             return self._build(file_name, reading, fetch, progress)
         cached = self.get(digest, reading)
         if cached is not None:
             logger.info("file=<%s> | columns read from the cache", file_name)
+            return _named(cached, file_name)
+        with self._lock:
+            direct = self._direct.get(reading.key(digest))
+        if direct is not None:
+            return self._loadable(direct, file_name, reading, fetch, progress)
+        return self._parsed(file_name, reading, fetch, digest, progress)
+
+    def claim(self, digest: str, reading: Reading) -> Claim | None:
+        """Reserve the first read of the file with `digest` for a caller that reads its bytes
+        straight into tables (`normalize.load.read_file_as`), saving the parse into Parquet
+        when no other step reads the file again. None when the file is cached, was read, or
+        is being read already. Steps that ask for the file's columns meanwhile wait for the
+        claim to be settled (`Claim.done` or `Claim.failed`)."""
+        key = reading.key(digest)
+        if self.get(digest, reading) is not None:
+            return None
+        self.folder.mkdir(parents=True, exist_ok=True)  # the read's scratch goes in it
+        with self._lock:
+            if key in self._direct or key in self._building:
+                return None
+            future: Future[Columns] = Future()
+            self._building[key] = future
+        return Claim(self, reading, key, future)
+
+    def _settle(self, claim: Claim, columns: Columns | None, error: BaseException | None) -> None:
+        """Record a claimed read's columns (unwritten) and wake the steps waiting for it."""
+        with self._lock:
+            if columns is not None:
+                name = columns.parquet.name.removesuffix(".parquet")
+                self._direct[name] = columns
+                self._direct.move_to_end(name)
+                while len(self._direct) > DIRECT_READS_KEPT:
+                    self._direct.popitem(last=False)
+            self._building.pop(claim.key, None)
+        if error is not None:
+            claim.future.set_exception(error)
+        else:
+            assert columns is not None
+            claim.future.set_result(columns)
+
+    def _loadable(
+        self,
+        columns: Columns,
+        file_name: str,
+        reading: Reading,
+        fetch: Fetch,
+        progress: RowProgress | None,
+    ) -> Columns:
+        """`columns` under `file_name`, able to write their Parquet file if it is not written."""
+        named = _named(columns, file_name)
+        if named.parquet.exists():
+            return named
+
+        def build() -> Columns:
+            logger.info("file=<%s> | read again: parsed into the columnar cache", file_name)
+            return _named(
+                self._parsed(file_name, reading, fetch, columns.digest, progress), file_name
+            )
+
+        return replace(named, build=build)
+
+    def _parsed(
+        self,
+        file_name: str,
+        reading: Reading,
+        fetch: Fetch,
+        digest: str,
+        progress: RowProgress | None,
+    ) -> Columns:
+        """The file parsed into the cache, once per process however many steps ask at once
+        (a step asking while a claimed read is under way gets that read's columns)."""
+        cached = self.get(digest, reading)
+        if cached is not None:
             return _named(cached, file_name)
         key = reading.key(digest)
         with self._lock:
@@ -126,9 +208,9 @@ class ColumnCache:
                 mine = True
             else:
                 mine = False
-        if not mine:  # this process is parsing the file already (a prefetch): wait for it
-            logger.info("file=<%s> | waiting for the parse under way", file_name)
-            return _named(running.result(), file_name)
+        if not mine:  # this process is reading the file already (a prefetch): wait for it
+            logger.info("file=<%s> | waiting for the read under way", file_name)
+            return self._loadable(running.result(), file_name, reading, fetch, progress)
         try:
             built = self._build(file_name, reading, fetch, progress)
         except BaseException as error:
@@ -140,6 +222,7 @@ class ColumnCache:
         finally:
             with self._lock:
                 self._building.pop(key, None)
+                self._direct.pop(key, None)
 
     def prefetch(
         self,
@@ -162,6 +245,10 @@ class ColumnCache:
 
         if self.get(digest, reading) is None:
             self._prefetching.submit(parse)
+
+    def background(self, task: Callable[[], None]) -> None:
+        """Run `task` on the cache's background threads (those of `prefetch`)."""
+        self._prefetching.submit(task)
 
     def _build(
         self, file_name: str, reading: Reading, fetch: Fetch, progress: RowProgress | None
@@ -245,107 +332,31 @@ class ColumnCache:
         return removed
 
 
+@dataclass(frozen=True)
+class Claim:
+    """The first read of one file, reserved for its reader (`ColumnCache.claim`)."""
+
+    cache: ColumnCache
+    reading: Reading
+    key: str
+    future: Future[Columns]
+
+    def columns(self, digest: str, layout: CsvLayout) -> Columns:
+        """The columns of the bytes read (`digest`, the layout with its records), their Parquet
+        file named as the cache names it and not written."""
+        return Columns(self.cache.folder / f"{self.reading.key(digest)}.parquet", digest, layout)
+
+    def done(self, columns: Columns) -> None:
+        """The file was read: steps waiting for it go on with `columns`."""
+        self.cache._settle(self, columns, None)
+
+    def failed(self, error: BaseException) -> None:
+        """The read failed: steps waiting for the file get `error`."""
+        self.cache._settle(self, None, error)
+
+
 def _named(columns: Columns, file_name: str) -> Columns:
     """The cached columns under the name this upload gave the file (errors name it so)."""
     if columns.layout.file_name == file_name:
         return columns
     return replace(columns, layout=replace(columns.layout, file_name=file_name))
-
-
-class SampleCache:
-    """Files' head samples by digest, in this process's memory, the few most recent; with a
-    `folder`, each file's head bytes also on disk, for every process of the machine.
-
-    Inspecting a file (reading its head, deciding its layout, parsing its first records) is
-    done at the upload, again by the agent's inspection and by each validation: with this it is
-    done once per file and process, and a file whose head is kept is never fetched again for
-    it (another worker inspects it from the head on disk, not from an S3 download).
-    """
-
-    def __init__(
-        self, size: int = 8, *, folder: Path | None = None, max_age: timedelta = timedelta(days=2)
-    ) -> None:
-        self.size = size
-        self.folder = folder
-        self.max_age = max_age
-        self._samples: OrderedDict[str, CsvSample] = OrderedDict()
-        self._proposals: OrderedDict[str, Proposal] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def proposal(
-        self,
-        samples: tuple[CsvSample, CsvSample],
-        digests: tuple[str, str],
-        answers: dict[Role, dict[str, str]] | None = None,
-    ) -> Proposal:
-        """`infer_mapping` of two sampled files (their digests name them) under `answers`,
-        inferred once per process: the agent's inspection and the validation after it ask
-        for the same proposal. Raises what `infer_mapping` raises (never remembered)."""
-        given = {role.value: dict(fields) for role, fields in (answers or {}).items()}
-        names = [sample.layout.file_name for sample in samples]
-        key = json.dumps([*digests, *names, given], sort_keys=True)
-        with self._lock:
-            found = self._proposals.get(key)
-            if found is not None:
-                self._proposals.move_to_end(key)
-                return found
-        found = infer_mapping(*samples, answers=answers)
-        with self._lock:
-            self._proposals[key] = found
-            while len(self._proposals) > self.size:
-                self._proposals.popitem(last=False)
-        return found
-
-    def sample(self, digest: str, file_name: str, fetch: Fetch) -> CsvSample:
-        """The sample of the file with `digest` (`inspect_csv`), its layout named `file_name`.
-
-        Raises the typed input errors of `inspect_csv` (never remembered)."""
-        with self._lock:
-            found = self._samples.get(digest)
-            if found is not None:
-                self._samples.move_to_end(digest)
-        if found is None:
-            head, size = self._head(digest, fetch)
-            found = inspect_head(head, size, file_name)
-            with self._lock:
-                self._samples[digest] = found
-                while len(self._samples) > self.size:
-                    self._samples.popitem(last=False)
-        if found.layout.file_name == file_name:
-            return found
-        return replace(found, layout=replace(found.layout, file_name=file_name))
-
-    def _head(self, digest: str, fetch: Fetch) -> tuple[bytes, int]:
-        """The file's first `HEAD_BYTES` and its size: kept on disk, or read and kept."""
-        hexdigest = digest.removeprefix("sha256:")
-        if self.folder is not None:
-            for kept in self.folder.glob(f"{hexdigest}-*.head"):
-                try:
-                    size = int(kept.stem.rsplit("-", 1)[1])
-                    head = kept.read_bytes()
-                    now = time.time()
-                    os.utime(kept, (now, now))
-                    return head, size
-                except (OSError, ValueError):
-                    break
-        with fetch() as path, path.open("rb") as handle:
-            head = handle.read(HEAD_BYTES)
-            size = os.fstat(handle.fileno()).st_size
-        if self.folder is not None:
-            self._keep(hexdigest, head, size)
-        return head, size
-
-    def _keep(self, hexdigest: str, head: bytes, size: int) -> None:
-        """Write a head for other processes (a failure only costs a fetch later)."""
-        assert self.folder is not None
-        try:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            partial = self.folder / f".{hexdigest}.{os.getpid()}.{threading.get_ident()}"
-            partial.write_bytes(head)
-            partial.replace(self.folder / f"{hexdigest}-{size}.head")
-            limit = time.time() - self.max_age.total_seconds()
-            for kept in self.folder.glob("*.head"):
-                if kept.stat().st_mtime < limit:
-                    kept.unlink(missing_ok=True)
-        except OSError:
-            logger.warning("folder=<%s> | a file's head was not kept", self.folder)

@@ -12,11 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent.data.cache import ColumnCache, SampleCache
+from agent.data.cache import ColumnCache
 from agent.data.ingest.columnar import RowProgress
 from agent.data.mapping import Proposal
 from agent.data.normalize import ValidationReport
 from agent.data.policy import Policy
+from agent.data.samples import SampleCache
 from agent.data.schema import Mapping, Role
 from agent.domain import DatasetRef, Outcome, PauseKind, ToolExecution
 from agent.ports import BlobStore

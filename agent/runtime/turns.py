@@ -17,6 +17,8 @@ from typing import Any
 from agent.data.cache import ColumnCache, Reading
 from agent.data.mapping import Proposal
 from agent.data.normalize import ValidationReport
+from agent.data.normalize.load import Source
+from agent.data.reconcile.preload import preload
 from agent.data.schema import Role
 from agent.dependencies import Dependencies, Progress
 from agent.domain import (
@@ -53,17 +55,44 @@ class AgentTurns:
             max_age=deps.settings.cache_max_age,
         )
 
-    def prefetch(self, files: dict[Role, DatasetRef], progress: Progress | None = None) -> None:
-        """Start parsing the files into the columnar cache as their samples read them, while
-        the agent inspects them: the validation then finds their columns ready or under way."""
-        for ref in files.values():
+    def prefetch(
+        self,
+        files: dict[Role, DatasetRef],
+        progress: Progress | None = None,
+        answers: dict[Role, dict[str, str]] | None = None,
+    ) -> None:
+        """Start reading the files while the agent inspects them, so that the validation finds
+        them read or being read: both straight into the tables of the mapping the inspection
+        will propose (`preload`, one parse per file), or, when no mapping can be inferred from
+        the samples, each into the columnar cache."""
+        rows = progress.rows_read if progress is not None else None
+        samples = {}
+        for role, ref in files.items():
             fetch = partial(self.deps.blobs.local_copy, ref.digest)
             try:
-                layout = self.deps.samples.sample(ref.digest, ref.name, fetch).layout
+                samples[role] = self.deps.samples.sample(ref.digest, ref.name, fetch)
             except ReconbotError:  # the agent's inspection reports it, in its words
                 continue
+        if set(samples) == set(Role):
+            pair = (samples[Role.ORDERS], samples[Role.PAYMENTS])
+            digests = (files[Role.ORDERS].digest, files[Role.PAYMENTS].digest)
+            try:
+                mapping = self.deps.samples.proposal(pair, digests, answers).mapping
+            except (ReconbotError, KeyError):  # the validation says why
+                mapping = None
+            if mapping is not None:
+                sources = {
+                    role: Source(
+                        ref.name, partial(self.deps.blobs.local_copy, ref.digest), ref.digest
+                    )
+                    for role, ref in files.items()
+                }
+                preload(sources, mapping, self.cache, rows)
+                return
+        for role, sample in samples.items():
+            ref, layout = files[role], sample.layout
+            fetch = partial(self.deps.blobs.local_copy, ref.digest)
             reading = Reading(layout.encoding, layout.delimiter, layout.header_line + 1)
-            rows = progress.rows_read if progress is not None else None
             self.cache.prefetch(ref.name, reading, fetch, digest=ref.digest, progress=rows)
 
     def context(
@@ -134,7 +163,7 @@ class AgentTurns:
     ) -> ApprovalRequest:
         """A turn that inspects and validates `revision` and ends on a request (`edits`: the
         edits of the reading it validates, who made them and what they changed)."""
-        self.prefetch(revision.files, progress)
+        self.prefetch(revision.files, progress, answers)
         context = self.context(investigation.id, revision, phase, progress)
         context.answers = answers
         self.invoke(context, prompt)

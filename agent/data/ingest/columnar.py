@@ -24,7 +24,8 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from contextlib import suppress
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import duckdb
@@ -58,12 +59,21 @@ class Columns:
     parquet: Path
     digest: str
     layout: CsvLayout
+    build: Callable[[], Columns] | None = field(default=None, compare=False, repr=False)
+    """For a file read straight into tables (`read_into`), whose `parquet` is not written yet:
+    writes it, on the first step that reads the columns (`ready`)."""
 
     @property
     def records(self) -> int:
         """The file's data records (header excluded)."""
         assert self.layout.records is not None, "columns are built with their records counted"
         return self.layout.records
+
+    def ready(self) -> Columns:
+        """These columns with their Parquet file written (by `build`, when it is not yet)."""
+        if self.build is None or self.parquet.exists():
+            return self
+        return self.build()
 
     def sql(self) -> str:
         """A DuckDB table expression reading the columns, in file order."""
@@ -85,61 +95,106 @@ def build_columns(
     layout), HeaderOnlyError for a file without data rows, and LedgerError when the rows parsed
     differ from the records counted. `target` appears only once complete.
     """
-    size = max(1, path.stat().st_size)
     partial = target.with_name(f".{target.name}.{threading.get_ident()}.part")
+    con = session(scratch)  # the process's DuckDB instance: its memory limit, its spill
+
+    def write(source: str) -> int:
+        con.execute(
+            f"COPY (SELECT * FROM {source}) TO {sql_string(str(partial))} "
+            "(FORMAT parquet, COMPRESSION snappy, ROW_GROUP_SIZE 122880)"
+        )
+        row = con.execute(f"SELECT count(*) FROM read_parquet({sql_string(str(partial))})")
+        return int(row.fetchone()[0])  # type: ignore[index]
+
+    try:
+        digest, read = _read_counted(path, layout, write, scratch=scratch, progress=progress)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    finally:
+        con.close()
+    partial.replace(target)
+    return Columns(target, digest, read)
+
+
+def read_into(
+    con: duckdb.DuckDBPyConnection,
+    table: str,
+    query: str,
+    path: Path,
+    layout: CsvLayout,
+    *,
+    scratch: Path | None = None,
+    progress: RowProgress | None = None,
+) -> tuple[str, CsvLayout]:
+    """Create `table` in `con` from `query`, whose `{source}` is the file at `path` read as
+    `layout` says (text columns `c0`, `c1`, … as `build_columns` writes them), without writing
+    the columns anywhere: for a file's first read, when nothing says it will be read again.
+
+    Returns the digest of the bytes read and the layout with the records counted; rows keep
+    file order (data row n is `rowid + 1`). Raises what `build_columns` raises, for the same
+    files; a table that would lose or invent rows is dropped.
+    """
+
+    def create(source: str) -> int:
+        con.execute("SET SESSION preserve_insertion_order = true")  # this connection's reads
+        con.execute(f"CREATE OR REPLACE TABLE {table} AS " + query.replace("{source}", source))
+        row = con.execute(f"SELECT count(*) FROM {table}").fetchone()
+        return int(row[0]) if row else 0
+
+    try:
+        return _read_counted(path, layout, create, scratch=scratch, progress=progress)
+    except BaseException:
+        with suppress(duckdb.Error):  # the error that stopped the read is the one to report
+            con.execute(f"DROP TABLE IF EXISTS {table}")
+        raise
+
+
+def _read_counted(
+    path: Path,
+    layout: CsvLayout,
+    run: Callable[[str], int],
+    *,
+    scratch: Path | None,
+    progress: RowProgress | None,
+) -> tuple[str, CsvLayout]:
+    """Run `run` on a `read_csv` table expression of the file (it returns the rows it read)
+    while two threads hash the file's bytes and count its records; return the digest and the
+    layout with its records. Raises as `build_columns` says."""
+    size = max(1, path.stat().st_size)
     with (
         tempfile.TemporaryDirectory(prefix=".scratch-", dir=scratch) as folder,
         ThreadPoolExecutor(max_workers=2, thread_name_prefix="columns") as helpers,
     ):
         digest = helpers.submit(file_digest, path)
-        con = session(scratch)  # the process's DuckDB instance: its memory limit, its spill
-        try:
-            for attempt in range(2):
-                source, skip = duckdb_source(path, layout, Path(folder))
-                counted = helpers.submit(
-                    count_records, source, _reporter(layout.file_name, size, progress)
-                )
-                try:
-                    con.execute(
-                        f"COPY (SELECT * FROM {read_csv_sql(source, layout, skip)}) "
-                        f"TO {sql_string(str(partial))} (FORMAT parquet, COMPRESSION snappy, "
-                        "ROW_GROUP_SIZE 122880)"
-                    )
-                    break
-                except duckdb.InvalidInputException as error:
-                    counted.cancel()
-                    if (
-                        attempt == 0
-                        and layout.encoding == "utf-8"
-                        and "unicode" in str(error).lower()
-                    ):
-                        layout = fallback_to_cp1252(layout)
-                        continue
-                    raise diagnose(path, layout) from None
-            records = counted.result() - skip
-            row = con.execute(f"SELECT count(*) FROM read_parquet({sql_string(str(partial))})")
-            read = int(row.fetchone()[0])  # type: ignore[index]
-        except BaseException:
-            partial.unlink(missing_ok=True)
-            raise
-        finally:
-            con.close()
+        for attempt in range(2):
+            source, skip = duckdb_source(path, layout, Path(folder))
+            counted = helpers.submit(
+                count_records, source, _reporter(layout.file_name, size, progress)
+            )
+            try:
+                read = run(read_csv_sql(source, layout, skip))
+                break
+            except duckdb.InvalidInputException as error:
+                counted.cancel()
+                if attempt == 0 and layout.encoding == "utf-8" and "unicode" in str(error).lower():
+                    layout = fallback_to_cp1252(layout)
+                    continue
+                raise diagnose(path, layout) from None
+        records = counted.result() - skip
         if read != records:
-            partial.unlink(missing_ok=True)
             raise LedgerError(
                 f"{layout.file_name}: reading the file gave {read:,} rows, but it holds "
                 f"{records:,} data records; nothing is reported from a read that loses or "
                 "invents rows"
             )
         if read == 0:
-            partial.unlink(missing_ok=True)
             raise HeaderOnlyError(
                 "the file has a header row but no data rows", file_name=layout.file_name
             )
         if progress is not None:
             progress(layout.file_name, records, 1.0)
-        partial.replace(target)
-        return Columns(target, digest.result(), replace(layout, records=records))
+        return digest.result(), replace(layout, records=records)
 
 
 def _reporter(
@@ -171,6 +226,7 @@ def load_columns(
     Rows keep file order, so data row n is `rowid + 1` of the table. Returns the file's layout
     with its records; a table whose row count differs from them raises LedgerError.
     """
+    columns = columns.ready()
     con.execute("SET SESSION preserve_insertion_order = true")  # this connection's reads only
     con.execute(f"CREATE OR REPLACE TABLE {table} AS " + query.replace("{source}", columns.sql()))
     row = con.execute(f"SELECT count(*) FROM {table}").fetchone()
@@ -193,7 +249,5 @@ def read_table(
     workdir: Path | None = None,
 ) -> CsvLayout:
     """Read the whole file at `path` as `layout` into `table` through `query` (`{source}` is the
-    file's columns), without keeping the columns: for a file read once."""
-    with tempfile.TemporaryDirectory(dir=workdir) as folder:
-        columns = build_columns(path, layout, Path(folder) / "columns.parquet", scratch=workdir)
-        return load_columns(con, table, query, columns)
+    file's columns), without keeping the columns: for a file read once (`read_into`)."""
+    return read_into(con, table, query, path, layout, scratch=workdir)[1]

@@ -6,7 +6,6 @@ loading reads those columns under the mapping's parse expressions.
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Mapping as AnyMapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
@@ -18,7 +17,7 @@ import duckdb
 from agent.data.cache import ColumnCache, Fetch, Reading
 from agent.data.duck import cursor
 from agent.data.ingest import CsvLayout, layout_from_options
-from agent.data.ingest.columnar import Columns, RowProgress, build_columns, load_columns
+from agent.data.ingest.columnar import Columns, RowProgress, load_columns, read_into
 from agent.data.normalize.columns import derived_columns, select_list
 from agent.data.normalize.zones import apply_zones
 from agent.data.schema import DatasetMapping, Mapping, Role
@@ -98,10 +97,40 @@ def load_columns_as(
     UnknownColumnError for a mapped column the file lacks.
     """
     layout = load_columns(con, table_name(role), load_query(role, columns.layout, mapping), columns)
+    _apply_zones(con, role, mapping)
+    return layout
+
+
+def read_file_as(
+    con: duckdb.DuckDBPyConnection,
+    role: Role,
+    path: Path,
+    layout: CsvLayout,
+    mapping: DatasetMapping,
+    *,
+    scratch: Path | None = None,
+    progress: RowProgress | None = None,
+) -> tuple[str, CsvLayout]:
+    """Make the table `load_columns_as` makes straight from the file's bytes at `path`, read as
+    `layout` says: for a file's first read, which then costs one parse and no Parquet.
+
+    Returns the digest of the bytes read and the layout with their records. Raises the typed
+    input errors of `ingest`, LedgerError for a read that loses or invents rows, and
+    UnknownColumnError for a mapped column the file lacks.
+    """
+    query = load_query(role, layout, mapping)
+    found = read_into(
+        con, table_name(role), query, path, layout, scratch=scratch, progress=progress
+    )
+    _apply_zones(con, role, mapping)
+    return found
+
+
+def _apply_zones(con: duckdb.DuckDBPyConnection, role: Role, mapping: DatasetMapping) -> None:
+    """Turn local times into points in time where each row's zone is in another column."""
     for name, stamp in mapping.options.timestamps.items():
         if stamp.zone_column is not None and name in mapping.columns:
             apply_zones(con, table_name(role), name, stamp.timezone)
-    return layout
 
 
 def load_query(role: Role, layout: CsvLayout, mapping: DatasetMapping) -> str:
@@ -130,9 +159,7 @@ def load_dataset(
         delimiter=options.delimiter,
         header_row=options.header_row,
     )
-    with tempfile.TemporaryDirectory(dir=workdir) as folder:
-        columns = build_columns(path, layout, Path(folder) / "columns.parquet", scratch=workdir)
-        return load_columns_as(con, role, columns, mapping)
+    return read_file_as(con, role, path, layout, mapping, scratch=workdir)[1]
 
 
 def load_both(

@@ -114,7 +114,7 @@ def validate_columns(
     reports = {role: memo.recall(role_keys[role]) if memo else None for role in Role}
     gates = memo.recall(gate_key) if memo else None
     needed = tuple(role for role in Role if gates is None or reports[role] is None)
-    files, loads = _load_keys(columns, mapping)
+    files, loads = load_keys(columns, mapping)
     case = (kept.take(files) if kept is not None else None) or KeptWorkspace(con)
     con = case.con
     missing = tuple(role for role in needed if case.loaded.get(role) != loads[role])
@@ -148,7 +148,7 @@ def validate_columns(
     return report
 
 
-def _load_keys(columns: dict[Role, Columns], mapping: Mapping) -> tuple[str, dict[Role, str]]:
+def load_keys(columns: dict[Role, Columns], mapping: Mapping) -> tuple[str, dict[Role, str]]:
     """The key of the pair of files (their columns) and, by role, of the table loading the
     file under `mapping` makes: a kept table is used only under the same key."""
     files = memo_key("files", [columns[role].parquet.name for role in Role])
@@ -228,7 +228,7 @@ def reconcile_columns(
     """`reconcile` on both files' columns, in `con` (default: a new workspace spilling into
     `spill`), or with `kept`, in the workspace the validation of this mapping left for these
     files, where the tables it loaded are read as they are (loading only what it lacks)."""
-    files, loads = _load_keys(columns, mapping)
+    files, loads = load_keys(columns, mapping)
     case = kept.take(files) if kept is not None else None
     if case is None:
         case = KeptWorkspace(con or connect(spill))

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+import agent.data.reconcile.run as run_module
 from agent.data.demo import generate
 from agent.data.ingest import inspect_csv
 from agent.data.mapping import infer_mapping
-from agent.data.schema import Mapping
+from agent.data.schema import Mapping, Role
 
 
 @pytest.fixture(scope="module")
@@ -29,3 +31,17 @@ def mapping(demo: Path) -> Mapping:
     )
     assert proposal.mapping is not None
     return proposal.mapping
+
+
+@pytest.fixture
+def loads(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Role, ...]]:
+    """The roles each load of the validation or the reconciliation read into its workspace."""
+    seen: list[tuple[Role, ...]] = []
+    real = run_module.load_both  # type: ignore[attr-defined]
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        seen.append(tuple(kwargs.get("roles", tuple(Role))))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(run_module, "load_both", counting)
+    return seen

@@ -19,13 +19,14 @@ from pathlib import Path
 import pytest
 
 import agent.data.reconcile.run as run_module
-from agent.data.cache import ColumnCache, Reading, SampleCache
+from agent.data.cache import ColumnCache, Reading
 from agent.data.ingest import columnar, inspect_csv
 from agent.data.normalize.load import Source
 from agent.data.normalize.memo import ValidationMemo
 from agent.data.pipeline import run_job
 from agent.data.policy import Policy
 from agent.data.reconcile import connect, load_and_validate
+from agent.data.samples import SampleCache
 from agent.data.schema import Mapping, Role
 from agent.errors import LedgerError
 

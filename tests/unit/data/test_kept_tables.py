@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -25,20 +24,6 @@ from agent.data.policy import Policy
 from agent.data.reconcile import connect, load_and_validate
 from agent.data.schema import Mapping, Role
 from agent.errors import UnknownColumnError
-
-
-@pytest.fixture
-def loads(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Role, ...]]:
-    """The roles each load of the validation or the reconciliation read into its workspace."""
-    seen: list[tuple[Role, ...]] = []
-    real = run_module.load_both  # type: ignore[attr-defined]
-
-    def counting(*args: Any, **kwargs: Any) -> Any:
-        seen.append(tuple(kwargs.get("roles", tuple(Role))))
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(run_module, "load_both", counting)
-    return seen
 
 
 def files_of(demo: Path) -> dict[Role, Source]:

@@ -1,0 +1,125 @@
+"""Files' head samples and the mapping inferred from them, once per file and process.
+
+Inspecting a file (reading its head, deciding its layout, parsing its first records) is asked
+for at the upload, by the agent's inspection, by the first read of the case and by each
+validation; inferring the mapping of a pair of files by the inspection, the first read and the
+validation. This keeps both, so each is done once per process.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import replace
+from datetime import timedelta
+from pathlib import Path
+
+from agent.data.cache import Fetch
+from agent.data.ingest import HEAD_BYTES, CsvSample, inspect_head
+from agent.data.mapping import Proposal, infer_mapping
+from agent.data.schema import Role
+
+logger = logging.getLogger(__name__)
+
+
+class SampleCache:
+    """Files' head samples by digest, in this process's memory, the few most recent; with a
+    `folder`, each file's head bytes also on disk, for every process of the machine.
+
+    Inspecting a file (reading its head, deciding its layout, parsing its first records) is
+    done at the upload, again by the agent's inspection and by each validation: with this it is
+    done once per file and process, and a file whose head is kept is never fetched again for
+    it (another worker inspects it from the head on disk, not from an S3 download).
+    """
+
+    def __init__(
+        self, size: int = 8, *, folder: Path | None = None, max_age: timedelta = timedelta(days=2)
+    ) -> None:
+        self.size = size
+        self.folder = folder
+        self.max_age = max_age
+        self._samples: OrderedDict[str, CsvSample] = OrderedDict()
+        self._proposals: OrderedDict[str, Proposal] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def proposal(
+        self,
+        samples: tuple[CsvSample, CsvSample],
+        digests: tuple[str, str],
+        answers: dict[Role, dict[str, str]] | None = None,
+    ) -> Proposal:
+        """`infer_mapping` of two sampled files (their digests name them) under `answers`,
+        inferred once per process: the agent's inspection and the validation after it ask
+        for the same proposal. Raises what `infer_mapping` raises (never remembered)."""
+        given = {role.value: dict(fields) for role, fields in (answers or {}).items()}
+        names = [sample.layout.file_name for sample in samples]
+        key = json.dumps([*digests, *names, given], sort_keys=True)
+        with self._lock:
+            found = self._proposals.get(key)
+            if found is not None:
+                self._proposals.move_to_end(key)
+                return found
+        found = infer_mapping(*samples, answers=answers)
+        with self._lock:
+            self._proposals[key] = found
+            while len(self._proposals) > self.size:
+                self._proposals.popitem(last=False)
+        return found
+
+    def sample(self, digest: str, file_name: str, fetch: Fetch) -> CsvSample:
+        """The sample of the file with `digest` (`inspect_csv`), its layout named `file_name`.
+
+        Raises the typed input errors of `inspect_csv` (never remembered)."""
+        with self._lock:
+            found = self._samples.get(digest)
+            if found is not None:
+                self._samples.move_to_end(digest)
+        if found is None:
+            head, size = self._head(digest, fetch)
+            found = inspect_head(head, size, file_name)
+            with self._lock:
+                self._samples[digest] = found
+                while len(self._samples) > self.size:
+                    self._samples.popitem(last=False)
+        if found.layout.file_name == file_name:
+            return found
+        return replace(found, layout=replace(found.layout, file_name=file_name))
+
+    def _head(self, digest: str, fetch: Fetch) -> tuple[bytes, int]:
+        """The file's first `HEAD_BYTES` and its size: kept on disk, or read and kept."""
+        hexdigest = digest.removeprefix("sha256:")
+        if self.folder is not None:
+            for kept in self.folder.glob(f"{hexdigest}-*.head"):
+                try:
+                    size = int(kept.stem.rsplit("-", 1)[1])
+                    head = kept.read_bytes()
+                    now = time.time()
+                    os.utime(kept, (now, now))
+                    return head, size
+                except (OSError, ValueError):
+                    break
+        with fetch() as path, path.open("rb") as handle:
+            head = handle.read(HEAD_BYTES)
+            size = os.fstat(handle.fileno()).st_size
+        if self.folder is not None:
+            self._keep(hexdigest, head, size)
+        return head, size
+
+    def _keep(self, hexdigest: str, head: bytes, size: int) -> None:
+        """Write a head for other processes (a failure only costs a fetch later)."""
+        assert self.folder is not None
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            partial = self.folder / f".{hexdigest}.{os.getpid()}.{threading.get_ident()}"
+            partial.write_bytes(head)
+            partial.replace(self.folder / f"{hexdigest}-{size}.head")
+            limit = time.time() - self.max_age.total_seconds()
+            for kept in self.folder.glob("*.head"):
+                if kept.stat().st_mtime < limit:
+                    kept.unlink(missing_ok=True)
+        except OSError:
+            logger.warning("folder=<%s> | a file's head was not kept", self.folder)

@@ -1,0 +1,174 @@
+"""A case's first read: both files straight into the tables of the proposed reading.
+
+The first read (`preload`) parses each file once, writes no Parquet, and serves the validation
+and the reconciliation after it; a file is parsed into the columnar cache only when a step needs
+it again under another reading. Whatever path a step took, its report and its reconciliation are
+those of a step that read everything itself, and the digests it returns are those of the bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from dataclasses import replace
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import agent.data.cache as cache_module
+from agent.data.cache import ColumnCache, Reading
+from agent.data.ingest import inspect_csv
+from agent.data.normalize.load import Source
+from agent.data.normalize.memo import ValidationMemo
+from agent.data.pipeline import run_job
+from agent.data.policy import Policy
+from agent.data.reconcile import connect, load_and_validate
+from agent.data.reconcile.preload import preload
+from agent.data.schema import Mapping, Role
+from agent.errors import HeaderOnlyError
+from tests.unit.data.test_kept_tables import (
+    assert_same_result,
+    cache_in,
+    files_of,
+    plain_job,
+    with_orders,
+)
+
+
+def sources_of(folder: Path) -> dict[Role, Source]:
+    """Each demo file with the digest its upload was stored under."""
+    found = {}
+    for role, source in files_of(folder).items():
+        path = folder / f"{role.value}.csv"
+        digest = "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+        found[role] = Source(source.name, source.fetch, digest)
+    return found
+
+
+@pytest.fixture
+def parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The files parsed into the columnar cache (a Parquet file written), in order."""
+    seen: list[str] = []
+    real = cache_module.build_columns
+
+    def counting(path: Path, layout: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.append(layout.file_name)
+        return real(path, layout, *args, **kwargs)
+
+    monkeypatch.setattr(cache_module, "build_columns", counting)
+    return seen
+
+
+def memo_in(cache: ColumnCache) -> ValidationMemo:
+    return ValidationMemo(cache.folder / "validations", max_age=timedelta(days=2))
+
+
+def test_the_first_read_parses_each_file_once_and_serves_validation_and_reconciliation(
+    demo: Path,
+    mapping: Mapping,
+    tmp_path: Path,
+    loads: list[tuple[Role, ...]],
+    parses: list[str],
+) -> None:
+    cache, files = cache_in(tmp_path / "cache"), sources_of(demo)
+    assert preload(files, mapping, cache)
+    report = load_and_validate(connect(), files, mapping, cache=cache, memo=memo_in(cache))
+    job = run_job(files, mapping, Policy(), tmp_path / "first.csv", cache=cache)
+    assert report.ok
+    assert loads == [(), ()]  # the validation and the reconciliation loaded nothing
+    assert parses == []
+    assert not list(cache.folder.glob("*.parquet"))
+    assert job.digests == {role: files[role].digest for role in Role}
+    plain = plain_job(demo, mapping, tmp_path / "plain.csv")
+    assert_same_result(job, plain, tmp_path / "first.csv", tmp_path / "plain.csv")
+    alone = load_and_validate(connect(), files_of(demo), mapping)
+    assert (report.errors, report.warnings, report.facts, report.rows) == (
+        alone.errors,
+        alone.warnings,
+        alone.facts,
+        alone.rows,
+    )
+
+
+def test_a_file_needed_again_under_another_reading_is_parsed_into_the_cache(
+    demo: Path,
+    mapping: Mapping,
+    tmp_path: Path,
+    loads: list[tuple[Role, ...]],
+    parses: list[str],
+) -> None:
+    cache, files = cache_in(tmp_path / "cache"), sources_of(demo)
+    memo = memo_in(cache)
+    assert preload(files, mapping, cache)
+    assert load_and_validate(connect(), files, mapping, cache=cache, memo=memo).ok
+    edited = with_orders(mapping, order_status="Currency")
+    assert load_and_validate(connect(), files, edited, cache=cache, memo=memo).ok
+    job = run_job(files, edited, Policy(), tmp_path / "edited.csv", cache=cache)
+    assert loads == [(), (Role.ORDERS,), ()]
+    assert parses == ["orders.csv"]  # the payments file was read once, straight
+    # Another process (a fresh cache on the same folder) reads the cached orders columns and
+    # parses the payments file into the cache.
+    other = ColumnCache(cache.folder, max_bytes=1 << 30, max_age=timedelta(days=2))
+    again = run_job(files, edited, Policy(), tmp_path / "other.csv", cache=other)
+    assert parses == ["orders.csv", "payments.csv"]
+    plain = plain_job(demo, edited, tmp_path / "plain.csv")
+    assert_same_result(job, plain, tmp_path / "edited.csv", tmp_path / "plain.csv")
+    assert_same_result(again, plain, tmp_path / "other.csv", tmp_path / "plain.csv")
+    assert again.digests == job.digests == {role: files[role].digest for role in Role}
+
+
+def test_a_file_read_before_is_not_read_straight_again(
+    demo: Path, mapping: Mapping, tmp_path: Path
+) -> None:
+    cache, files = cache_in(tmp_path / "cache"), sources_of(demo)
+    assert preload(files, mapping, cache)
+    assert load_and_validate(connect(), files, mapping, cache=cache).ok
+    assert not preload(files, mapping, cache)  # read straight before: nothing to start
+    cached = cache_in(tmp_path / "parsed")
+    assert load_and_validate(connect(), files, mapping, cache=cached).ok
+    assert not preload(files, mapping, cached)  # both in the columnar cache
+    assert not preload(files_of(demo), mapping, cache_in(tmp_path / "new"))  # no digests
+
+
+@pytest.mark.parametrize("outcome", ["read", "failed"])
+def test_a_step_waiting_for_the_first_read_gets_its_columns_or_its_error(
+    demo: Path, tmp_path: Path, outcome: str
+) -> None:
+    cache = cache_in(tmp_path / "cache")
+    digest, reading = "sha256:" + "0" * 64, Reading("utf-8", ",", 1)
+    claim = cache.claim(digest, reading)
+    assert claim is not None
+    assert cache.claim(digest, reading) is None  # one reader per file
+    got: list[Any] = []
+
+    def never() -> Any:
+        raise AssertionError("a step waiting for the first read never fetches the file")
+
+    def step() -> None:
+        try:
+            got.append(cache.columns("orders.csv", reading, never, digest=digest))
+        except HeaderOnlyError as error:
+            got.append(error)
+
+    waiting = threading.Thread(target=step)
+    waiting.start()
+    waiting.join(timeout=0.3)
+    assert waiting.is_alive() and got == []  # it waits for the read under way
+    layout = inspect_csv(demo / "orders.csv", "orders.csv").layout
+    if outcome == "read":
+        claim.done(claim.columns(digest, replace(layout, records=2_000)))
+    else:
+        claim.failed(HeaderOnlyError("no data rows", file_name="orders.csv"))
+    waiting.join(timeout=10)
+    assert not waiting.is_alive()
+    if outcome == "failed":
+        assert isinstance(got[0], HeaderOnlyError) and got[0].file_name == "orders.csv"
+        return
+    columns = got[0]
+    assert (columns.digest, columns.records) == (digest, 2_000)
+    assert columns.parquet.parent == cache.folder and not columns.parquet.exists()
+    assert columns.build is not None  # a load writes its Parquet file first
+    # Asked again, the file's columns come straight back, without waiting or fetching.
+    assert cache.columns("orders.csv", reading, never, digest=digest) == columns
