@@ -16,7 +16,7 @@ from pathlib import Path
 import duckdb
 
 from agent.data.cache import ColumnCache
-from agent.data.duck import cursor
+from agent.data.duck import cursor, instance
 from agent.data.gates import check_reading
 from agent.data.ingest.columnar import Columns, RowProgress
 from agent.data.kept import KeptTables, KeptWorkspace
@@ -46,6 +46,9 @@ def file_columns(
     if cache is not None:
         yield parse_both(files, mapping, cache, progress)
         return
+    # The process's DuckDB instance outlives this step: it spills into the work directory,
+    # never into the step's own folder (the first DuckDB work of a process decides where).
+    instance(workdir)
     with tempfile.TemporaryDirectory(dir=workdir) as folder:
         once = ColumnCache(Path(folder), max_bytes=1 << 62, max_age=timedelta(days=1))
         yield parse_both(files, mapping, once, progress)

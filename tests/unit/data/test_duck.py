@@ -175,6 +175,24 @@ def test_the_spill_folder_is_made_by_spilling_and_again_when_removed(
     assert any(folder.iterdir())
 
 
+def test_a_job_without_a_cache_leaves_the_instance_a_spill_folder_that_lasts(
+    fresh: None, tmp_path: Path, demo: tuple[dict[Role, tuple[Path, str]], Mapping]
+) -> None:
+    files, mapping = demo
+    # The process's first DuckDB work is a job that parses its files into a folder of its own,
+    # removed when it ends: the instance must not spill into that folder.
+    (tmp_path / "work").mkdir()
+    result = run_job(files, mapping, Policy(), tmp_path / "out.csv", workdir=tmp_path / "work")
+    con = result.reconciliation._con
+    folder = Path(str(setting(con, "temp_directory")))
+    assert folder == duck.spill_folder(tmp_path / "work")
+    con.execute("SET memory_limit = '64MB'")  # this test's own instance
+    big = "SELECT range AS i, md5(range::VARCHAR) AS s FROM range(2000000)"
+    con.execute(f"CREATE TABLE big AS {big}")
+    assert any(folder.iterdir())  # it spilled, after the job's folder went
+    assert result.reconciliation.export_csv(tmp_path / "again.csv") == result.exported
+
+
 def test_a_forked_process_gets_an_instance_of_its_own(
     fresh: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
