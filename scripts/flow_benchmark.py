@@ -18,9 +18,10 @@ person's steps). Each pipeline runs --repeat times after one discarded warm-up r
 are medians, and each child's peak resident memory (`ru_maxrss`, in MiB) is the largest seen,
 with the child's peak by the end of each step beside the step (where the peak happens). Both
 pipelines' per-category counts are checked against `truth.json` on every run. Interpreter
-start-up and imports are excluded for both. Last, a child times DuckDB alone turning both
-files into text columns at once (what the columnar cache's parse does): the first step waits
-for that parse, so it is the floor of upload -> request on the machine. Usage:
+start-up and imports are excluded for both. Last, a child times DuckDB alone parsing every
+cell of both files at once, with the reader options of reconbot's own first read, keeping
+nothing: that read parses every cell too (and types them into tables, and hashes and counts
+the bytes beside it), so this is a floor of upload -> request on the machine. Usage:
 
     .venv/bin/python scripts/flow_benchmark.py [--sizes 100000 1000000] [--repeat 3]
         [--no-pandas] [--no-warm-up]
@@ -108,24 +109,22 @@ def child_flow(orders: Path, payments: Path, folder: Path) -> None:
 
 
 def child_floor(orders: Path, payments: Path, folder: Path) -> None:
-    """Time DuckDB alone turning both files into text columns in Parquet, at once, the way the
-    columnar cache's parse does (same reader options, same instance settings), and print
-    {seconds}: the part of the first step that no change to reconbot's own work removes."""
+    """Time DuckDB alone parsing every cell of both files, at once, with the reader options and
+    instance settings of reconbot's first read (`ingest.read_into`), keeping nothing (the
+    longest cell of each column), and print {seconds}: a part of the first step that no change
+    to reconbot's own work removes."""
     from concurrent.futures import ThreadPoolExecutor
 
     from agent.data.duck import session
     from agent.data.ingest import inspect_csv
-    from agent.data.ingest.reader import read_csv_sql, sql_string
+    from agent.data.ingest.reader import read_csv_sql
 
     layouts = [inspect_csv(path, path.name).layout for path in (orders, payments)]
 
     def parse(path: Path, index: int) -> None:
-        con = session(folder)
-        target = sql_string(str(folder / f"{index}.parquet"))
-        con.execute(
-            f"COPY (SELECT * FROM {read_csv_sql(path, layouts[index])}) TO {target} "
-            "(FORMAT parquet, COMPRESSION snappy, ROW_GROUP_SIZE 122880)"
-        )
+        columns = range(len(layouts[index].columns))
+        every = ", ".join(f"max(length(c{i}))" for i in columns)
+        session(folder).execute(f"SELECT {every} FROM {read_csv_sql(path, layouts[index])}")
 
     start = time.perf_counter()
     with ThreadPoolExecutor(max_workers=2) as pool:
@@ -224,8 +223,8 @@ def main() -> None:
         print(f"  reconbot {'whole':<20} {flow['whole']:>7.2f} s")
         floors = [measure(folder, "floor", Path(args.data))[0]["seconds"] for _ in range(3)]
         print(
-            f"  DuckDB alone, both files to text columns: {statistics.median(floors):.2f} s "
-            "(the parse the first step waits for; median of 3)"
+            f"  DuckDB alone, every cell of both files parsed: {statistics.median(floors):.2f} s "
+            "(a floor of the first step; median of 3)"
         )
         print(
             f"  reconbot peak {peaks['flow']:>6.0f} MiB; counts = truth.json: "
