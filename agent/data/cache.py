@@ -36,6 +36,7 @@ from pathlib import Path
 from agent.data.ingest import CsvLayout, layout_from_options
 from agent.data.ingest.columnar import Columns, RowProgress, build_columns
 from agent.data.kept import KeptTables
+from agent.errors import InputFileError, LedgerError, StorageError
 
 logger = logging.getLogger(__name__)
 
@@ -160,8 +161,10 @@ class ColumnCache:
                 while len(self._direct) > DIRECT_READS_KEPT:
                     self._direct.popitem(last=False)
             self._building.pop(claim.key, None)
-        if error is not None:
-            claim.future.set_exception(error)
+        if isinstance(error, InputFileError | LedgerError | StorageError):
+            claim.future.set_exception(error)  # the file's own fault: every reading has it
+        elif error is not None:  # the first read's reading, or nothing read: read it yourselves
+            claim.future.set_exception(_FirstReadStoppedError())
         else:
             assert columns is not None
             claim.future.set_result(columns)
@@ -181,9 +184,13 @@ class ColumnCache:
 
         def build() -> Columns:
             logger.info("file=<%s> | read again: parsed into the columnar cache", file_name)
-            return _named(
-                self._parsed(file_name, reading, fetch, columns.digest, progress), file_name
-            )
+            parsed = self._parsed(file_name, reading, fetch, columns.digest, progress)
+            if (parsed.digest, parsed.records) != (columns.digest, columns.records):
+                raise StorageError(
+                    f"{file_name}: the file store handed back other bytes than it did for the "
+                    "file's first read; nothing is read from them"
+                )
+            return _named(parsed, file_name)
 
         return replace(named, build=build)
 
@@ -210,7 +217,11 @@ class ColumnCache:
                 mine = False
         if not mine:  # this process is reading the file already (a prefetch): wait for it
             logger.info("file=<%s> | waiting for the read under way", file_name)
-            return self._loadable(running.result(), file_name, reading, fetch, progress)
+            try:
+                found = running.result()
+            except _FirstReadStoppedError:  # settled without the file's columns: parse it here
+                return self._parsed(file_name, reading, fetch, digest, progress)
+            return self._loadable(found, file_name, reading, fetch, progress)
         try:
             built = self._build(file_name, reading, fetch, progress)
         except BaseException as error:
@@ -351,8 +362,14 @@ class Claim:
         self.cache._settle(self, columns, None)
 
     def failed(self, error: BaseException) -> None:
-        """The read failed: steps waiting for the file get `error`."""
+        """The read failed or did not happen: steps waiting for the file get `error` when it
+        is the file's own (it cannot be read, its rows do not add up, it cannot be fetched);
+        otherwise (the reading of the first read, no read at all) they parse it themselves."""
         self.cache._settle(self, None, error)
+
+
+class _FirstReadStoppedError(Exception):
+    """A file's first read ended without its columns, for a reason not the file's own."""
 
 
 def _named(columns: Columns, file_name: str) -> Columns:

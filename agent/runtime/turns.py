@@ -87,7 +87,11 @@ class AgentTurns:
                     )
                     for role, ref in files.items()
                 }
-                preload(sources, mapping, self.cache, rows)
+                try:
+                    preload(sources, mapping, self.cache, rows)
+                except Exception as error:  # the validation reads the files and says why
+                    kind = type(error).__name__
+                    logger.warning("error=<%s> | the first read did not start", kind)
                 return
         for role, sample in samples.items():
             ref, layout = files[role], sample.layout

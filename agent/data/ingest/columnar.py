@@ -33,7 +33,7 @@ import duckdb
 from agent.data.duck import session
 from agent.data.ingest.counting import count_records
 from agent.data.ingest.diagnosis import diagnose
-from agent.data.ingest.digest import file_digest
+from agent.data.ingest.digest import digest_and_utf8
 from agent.data.ingest.layout import CsvLayout, fallback_to_cp1252
 from agent.data.ingest.reader import duckdb_source, read_csv_sql, sql_string
 from agent.errors import HeaderOnlyError, LedgerError
@@ -107,7 +107,9 @@ def build_columns(
         return int(row.fetchone()[0])  # type: ignore[index]
 
     try:
-        digest, read = _read_counted(path, layout, write, scratch=scratch, progress=progress)
+        digest, read = _read_counted(
+            path, layout, write, scratch=scratch, progress=progress, blame_file=True
+        )
     except BaseException:
         partial.unlink(missing_ok=True)
         raise
@@ -133,7 +135,10 @@ def read_into(
 
     Returns the digest of the bytes read and the layout with the records counted; rows keep
     file order (data row n is `rowid + 1`). Raises what `build_columns` raises, for the same
-    files; a table that would lose or invent rows is dropped.
+    files (a file whose invalid UTF-8 is in a column `query` does not read is read as
+    Windows-1252, as `build_columns` reads it), and what loading `query` from the columns
+    raises (a reading DuckDB refuses is not blamed on the file); a table that would lose or
+    invent rows is dropped.
     """
 
     def create(source: str) -> int:
@@ -143,11 +148,21 @@ def read_into(
         return int(row[0]) if row else 0
 
     try:
-        return _read_counted(path, layout, create, scratch=scratch, progress=progress)
+        try:
+            return _read_counted(path, layout, create, scratch=scratch, progress=progress)
+        except _RefusedError:
+            # The file, or the reading: the columns alone say which (an error path only).
+            with tempfile.TemporaryDirectory(prefix=".scratch-", dir=scratch) as folder:
+                built = build_columns(path, layout, Path(folder) / "columns.parquet")
+                return built.digest, load_columns(con, table, query, built)
     except BaseException:
         with suppress(duckdb.Error):  # the error that stopped the read is the one to report
             con.execute(f"DROP TABLE IF EXISTS {table}")
         raise
+
+
+class _RefusedError(Exception):
+    """DuckDB refused a read that also applied a query: the file or the query may be at fault."""
 
 
 def _read_counted(
@@ -157,30 +172,40 @@ def _read_counted(
     *,
     scratch: Path | None,
     progress: RowProgress | None,
+    blame_file: bool = False,
 ) -> tuple[str, CsvLayout]:
     """Run `run` on a `read_csv` table expression of the file (it returns the rows it read)
-    while two threads hash the file's bytes and count its records; return the digest and the
-    layout with its records. Raises as `build_columns` says."""
+    while two threads hash the file's bytes (checking them as UTF-8) and count its records;
+    return the digest and the layout with its records. Raises as `build_columns` says; with
+    `blame_file` false, a read DuckDB refuses for another reason than its encoding raises
+    `_RefusedError` instead of the file's diagnosis."""
     size = max(1, path.stat().st_size)
     with (
         tempfile.TemporaryDirectory(prefix=".scratch-", dir=scratch) as folder,
         ThreadPoolExecutor(max_workers=2, thread_name_prefix="columns") as helpers,
     ):
-        digest = helpers.submit(file_digest, path)
+        digest = helpers.submit(digest_and_utf8, path)
         for attempt in range(2):
             source, skip = duckdb_source(path, layout, Path(folder))
             counted = helpers.submit(
                 count_records, source, _reporter(layout.file_name, size, progress)
             )
+            first_utf8 = attempt == 0 and layout.encoding == "utf-8"
             try:
                 read = run(read_csv_sql(source, layout, skip))
-                break
             except duckdb.InvalidInputException as error:
                 counted.cancel()
-                if attempt == 0 and layout.encoding == "utf-8" and "unicode" in str(error).lower():
+                if first_utf8 and "unicode" in str(error).lower():
                     layout = fallback_to_cp1252(layout)
                     continue
+                if not blame_file:
+                    raise _RefusedError from None
                 raise diagnose(path, layout) from None
+            if first_utf8 and not digest.result()[1]:  # invalid UTF-8 in a column not read
+                counted.cancel()
+                layout = fallback_to_cp1252(layout)
+                continue
+            break
         records = counted.result() - skip
         if read != records:
             raise LedgerError(
@@ -194,7 +219,7 @@ def _read_counted(
             )
         if progress is not None:
             progress(layout.file_name, records, 1.0)
-        return digest.result(), replace(layout, records=records)
+        return digest.result()[0], replace(layout, records=records)
 
 
 def _reporter(

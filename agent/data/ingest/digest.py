@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 from pathlib import Path
 
@@ -13,3 +14,28 @@ def file_digest(path: Path) -> str:
         while chunk := handle.read(1 << 20):
             digest.update(chunk)
     return "sha256:" + digest.hexdigest()
+
+
+def digest_and_utf8(path: Path) -> tuple[str, bool]:
+    """`file_digest`, and whether every byte of the file is valid UTF-8, in the same pass.
+
+    DuckDB decodes only the columns a query reads: a read of some columns of a file whose
+    invalid UTF-8 is in another column succeeds as UTF-8, where a read of every column falls
+    back to Windows-1252. Checking the whole file makes both read it alike."""
+    digest = hashlib.sha256()
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    valid = True
+    with path.open("rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+            if valid:
+                try:
+                    decoder.decode(chunk)
+                except UnicodeDecodeError:
+                    valid = False
+        if valid:
+            try:
+                decoder.decode(b"", final=True)
+            except UnicodeDecodeError:
+                valid = False
+    return "sha256:" + digest.hexdigest(), valid

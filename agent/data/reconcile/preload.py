@@ -48,28 +48,40 @@ def preload(
 
     A file this process has not read yet is read straight from its bytes (steps that ask for
     its columns meanwhile wait for that read, and get its error if it fails); a cached file is
-    loaded from the cache; a file read before or being read is left to the steps that need it.
-    Returns whether anything was started (not without both digests, nor when neither file
-    would be read). A failed read is logged and reported by the steps waiting for it.
+    loaded from the cache.
+    Returns whether the read was started: not without both digests, nor when a file was read
+    before in this process or is being read (then the steps that need it read it), nor when
+    both are cached. A failed read is logged; the steps waiting for it get the file's error,
+    or read the file themselves when the fault was not the file's.
     """
     sources = {role: as_source(file) for role, file in files.items()}
     if set(sources) != set(Role) or any(s.digest is None for s in sources.values()):
         return False
     claims: dict[Role, Claim] = {}
-    cached: set[Role] = set()
-    for role in Role:
-        digest, reading = sources[role].digest, reading_of(mapping.for_role(role))
-        assert digest is not None
-        if cache.get(digest, reading) is not None:
-            cached.add(role)
-            continue
-        claim = cache.claim(digest, reading)
-        if claim is not None:
+    try:
+        for role in Role:
+            digest, reading = sources[role].digest, reading_of(mapping.for_role(role))
+            assert digest is not None
+            if cache.get(digest, reading) is not None:
+                continue  # cached: loaded from the cache
+            claim = cache.claim(digest, reading)
+            if claim is None:  # read before, or being read (the same bytes in both roles)
+                _release(claims)  # the steps that need the files read them
+                return False
             claims[role] = claim
-    if not claims:
-        return False
-    cache.background(lambda: _read_both(sources, mapping, cache, claims, cached, progress))
+        if not claims:
+            return False
+        cache.background(lambda: _read_both(sources, mapping, cache, claims, progress))
+    except BaseException:
+        _release(claims)
+        raise
     return True
+
+
+def _release(claims: dict[Role, Claim]) -> None:
+    """Give up claims whose read will not happen: steps waiting for them read the files."""
+    for claim in claims.values():
+        claim.failed(RuntimeError("the first read did not start"))
 
 
 def _read_both(
@@ -77,7 +89,6 @@ def _read_both(
     mapping: Mapping,
     cache: ColumnCache,
     claims: dict[Role, Claim],
-    cached: set[Role],
     progress: RowProgress | None,
 ) -> None:
     """Read the claimed files straight and load the cached ones, at once, in one workspace;
@@ -86,7 +97,7 @@ def _read_both(
     columns: dict[Role, Columns] = {}
     failures: dict[Role, BaseException] = {}
     try:
-        _read_into_workspace(sources, mapping, cache, claims, cached, progress, columns, failures)
+        _read_into_workspace(sources, mapping, cache, claims, progress, columns, failures)
     except BaseException as error:
         logger.warning("error=<%s> | first read of a case stopped", type(error).__name__)
         for role in claims:
@@ -104,7 +115,6 @@ def _read_into_workspace(
     mapping: Mapping,
     cache: ColumnCache,
     claims: dict[Role, Claim],
-    cached: set[Role],
     progress: RowProgress | None,
     columns: dict[Role, Columns],
     failures: dict[Role, BaseException],
@@ -117,12 +127,11 @@ def _read_into_workspace(
         source, part = sources[role], mapping.for_role(role)
         reading = reading_of(part)
         claim = claims.get(role)
-        if claim is None:  # cached (loaded here), or read by another step (left to it)
+        if claim is None:  # cached: loaded from the cache
             found = cache.columns(
                 source.name, reading, source.fetch, digest=source.digest, progress=progress
             )
-            if role in cached:
-                load_columns_as(cursor(con), role, found, part)
+            load_columns_as(cursor(con), role, found, part)
             columns[role] = found
             return
         with source.fetch() as path:
@@ -150,5 +159,4 @@ def _read_into_workspace(
         list(pool.map(attempt, tuple(Role)))
     if not failures:
         files, loads = load_keys(columns, mapping)
-        loaded = {role: loads[role] for role in Role if role in claims or role in cached}
-        cache.kept.keep(files, KeptWorkspace(con, loaded))
+        cache.kept.keep(files, KeptWorkspace(con, dict(loads)))

@@ -1,0 +1,252 @@
+"""Faults around a case's first read (`preload`, `read_into`, `ColumnCache.claim`).
+
+A step never waits forever for a first read; a result is never reported under the digest of
+other bytes than those it was computed from; the first read reads a file as the columnar cache
+reads it, and blames the file only for the file's faults; an error of one reading is never
+handed to a step under another; and the first read never fails the agent's turn.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import threading
+from contextlib import nullcontext
+from datetime import timedelta
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import duckdb
+import pytest
+
+from agent.data.ingest import inspect_csv
+from agent.data.ingest.columnar import build_columns, read_into
+from agent.data.mapping import infer_mapping
+from agent.data.normalize.load import (
+    Source,
+    load_columns_as,
+    read_file_as,
+    reading_of,
+)
+from agent.data.pipeline import run_job
+from agent.data.policy import Policy
+from agent.data.reconcile import connect, load_and_validate
+from agent.data.reconcile.preload import preload
+from agent.data.samples import SampleCache
+from agent.data.schema import Mapping, Role
+from agent.domain import DatasetRef
+from agent.errors import InputFileError, ReconbotError
+from agent.runtime.turns import AgentTurns
+from tests.unit.data.test_kept_tables import cache_in, with_orders
+
+
+def digest_of(path: Path) -> str:
+    return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def copied(demo: Path, folder: Path) -> dict[Role, Source]:
+    """The demo pair copied to `folder` (so that a test may change a file's bytes later)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    found = {}
+    for role in Role:
+        path = folder / f"{role.value}.csv"
+        shutil.copyfile(demo / f"{role.value}.csv", path)
+        found[role] = Source(path.name, lambda p=path: nullcontext(p), digest_of(path))
+    return found
+
+
+def test_a_file_parsed_again_after_its_first_read_reports_the_digest_of_the_bytes_parsed(
+    demo: Path, mapping: Mapping, tmp_path: Path
+) -> None:
+    """`Columns.ready` parses the file again (an edit needs its columns under another reading)
+    and loads the table from that second read, but the columns the step holds, and the digest
+    `run_job` returns, are still those of the first read: bytes that changed in between (the
+    blob store gave other bytes) are reconciled under the approved digest, never refused."""
+    cache, files = cache_in(tmp_path / "cache"), copied(demo, tmp_path / "files")
+    assert preload(files, mapping, cache)
+    assert load_and_validate(connect(), files, mapping, cache=cache).ok
+    orders = tmp_path / "files" / "orders.csv"
+    text = orders.read_bytes()
+    header_end = text.index(b"\n") + 1
+    # Same rows, other bytes: a data row's content changed (one digit of the file).
+    at = next(i for i in range(header_end, len(text)) if text[i : i + 1].isdigit())
+    changed = text[:at] + (b"7" if text[at : at + 1] != b"7" else b"3") + text[at + 1 :]
+    orders.write_bytes(changed)
+    edited = with_orders(mapping, order_status="Currency")  # the kept orders table is not it
+    try:
+        job = run_job(files, edited, Policy(), tmp_path / "edited.csv", cache=cache)
+    except ReconbotError:
+        return  # refusing to reconcile bytes other than the first read's is right too
+    assert job.digests[Role.ORDERS] == digest_of(orders), (
+        "the reconciliation read the changed bytes but returned the first read's digest"
+    )
+
+
+def test_the_first_read_reads_late_invalid_utf8_in_an_unread_column_as_the_cache_does(
+    tmp_path: Path,
+) -> None:
+    """`read_into` promises the columns `build_columns` writes and its errors for the same
+    file. DuckDB only decodes the columns a query reads: invalid UTF-8 past the sniffed head in
+    a column the mapping does not read (a customer's name, now never read) passes the direct
+    read as UTF-8, while the cache build reads the whole file as Windows-1252. The same entry
+    name (and so the same kept-table and validation-memo keys) then holds two readings: a non-
+    ASCII id reads "Ä1" in the validated tables and "Ã„1" in a reconciliation of another
+    process."""
+    rows = ["order_id,amount,customer"]
+    rows += [f"Ä{i},{i}.50,Name {i}" for i in range(260_000)]  # past the 4 MiB sniffed head
+    path = tmp_path / "orders.csv"
+    path.write_bytes(("\n".join(rows) + "\n").encode() + b"Z9,1.00,Jos\xe9\n")
+    layout = inspect_csv(path, path.name).layout
+    assert layout.encoding == "utf-8"  # the head is valid UTF-8
+    built = build_columns(path, layout, tmp_path / "columns.parquet", scratch=tmp_path)
+    con = connect()
+    _, read = read_into(con, "t", "SELECT c0 FROM {source}", path, layout, scratch=tmp_path)
+    first_cached = con.execute(f"SELECT c0 FROM {built.sql()} LIMIT 1").fetchone()
+    first_direct = con.execute("SELECT c0 FROM t LIMIT 1").fetchone()
+    assert first_direct == first_cached  # ('Ä0',) read straight, ('Ã\x840',) from the cache
+    assert (read.encoding, read.notes) == (built.layout.encoding, built.layout.notes)
+
+
+def _mapping_under(demo: Path, answers: dict[Role, dict[str, str]]) -> Mapping:
+    proposal = infer_mapping(
+        inspect_csv(demo / "orders.csv", "orders.csv"),
+        inspect_csv(demo / "payments.csv", "payments.csv"),
+        answers=answers,
+    )
+    assert proposal.mapping is not None  # the proposal accepts the answer
+    return proposal.mapping
+
+
+@pytest.mark.parametrize(
+    "answers",
+    [
+        {Role.ORDERS: {"timestamp_pattern": "%Q"}},  # Python accepts it, DuckDB's strptime not
+        {Role.PAYMENTS: {"id_pattern": r"(?=\d)(\d+)"}},  # Python's re accepts it, RE2 not
+    ],
+    ids=["timestamp_pattern", "id_pattern"],
+)
+def test_a_reading_duckdb_refuses_is_not_reported_as_a_file_that_is_not_csv(
+    demo: Path, tmp_path: Path, answers: dict[Role, dict[str, str]]
+) -> None:
+    """`_read_counted` turns every `duckdb.InvalidInputException` of `run` into `diagnose`: with
+    the typed query of `read_into`, an error of the reading (a pattern DuckDB refuses) blames a
+    well-formed file ("could not be read as CSV", after streaming it all again). Loading the
+    same reading from the cache's columns raises DuckDB's own error, which names the pattern."""
+    mapping = _mapping_under(demo, answers)
+    (role,) = answers
+    path, part = demo / f"{role.value}.csv", mapping.for_role(role)
+    layout = inspect_csv(path, path.name).layout
+    built = build_columns(path, layout, tmp_path / "columns.parquet", scratch=tmp_path)
+    with pytest.raises((duckdb.Error, ReconbotError)) as cached:
+        load_columns_as(connect(), role, built, part)
+    with pytest.raises((duckdb.Error, ReconbotError)) as direct:
+        read_file_as(connect(), role, path, layout, part, scratch=tmp_path)
+    assert not isinstance(cached.value, InputFileError)
+    assert not isinstance(direct.value, InputFileError), (
+        f"the direct read blamed the file: {direct.value!r}; the cache path said {cached.value!r}"
+    )
+
+
+def test_a_step_under_another_mapping_does_not_get_the_first_reads_mapping_error(
+    demo: Path, mapping: Mapping, tmp_path: Path
+) -> None:
+    """A claim is keyed by the file and its layout only, but the first read fails for reasons
+    of its mapping too. A validation of a mapping that reads the file (here: the model's change
+    undid a person's id_pattern that DuckDB refuses) waits for that read and fails with its
+    error, though nothing is wrong with the file or with the mapping it validates."""
+    refused = _mapping_under(demo, {Role.PAYMENTS: {"id_pattern": r"(?=\d)(\d+)"}})
+    assert reading_of(refused.payments) == reading_of(mapping.payments)
+    cache, files = cache_in(tmp_path / "cache"), copied(demo, tmp_path / "files")
+    gate = threading.Event()
+
+    def gated(source: Source) -> Source:
+        def fetch() -> Any:
+            gate.wait(10)
+            return source.fetch()
+
+        return Source(source.name, fetch, source.digest)
+
+    assert preload({role: gated(s) for role, s in files.items()}, refused, cache)
+    threading.Timer(0.3, gate.set).start()  # the validation below waits for the first read
+    try:
+        report = load_and_validate(connect(), files, mapping, cache=cache)
+    except ReconbotError as error:
+        pytest.fail(f"the validation of a mapping that reads the file failed: {error!r}")
+    assert report.ok
+
+
+def test_the_first_read_of_one_file_in_both_roles_is_settled(
+    demo: Path, mapping: Mapping, tmp_path: Path
+) -> None:
+    """The same bytes in both roles (one reading, one claim): the first read does not start
+    (it would wait, inside itself, for its own claim), its claim is released, and a step that
+    asks for the file parses it itself instead of waiting forever."""
+    path = demo / "orders.csv"
+    digest = digest_of(path)
+    same = mapping
+    assert reading_of(same.orders) == reading_of(same.payments)
+    files = {
+        Role.ORDERS: Source("orders.csv", lambda: nullcontext(path), digest),
+        Role.PAYMENTS: Source("payments.csv", lambda: nullcontext(path), digest),
+    }
+    cache = cache_in(tmp_path / "cache")
+    assert not preload(files, same, cache)  # one file, two roles: left to the steps
+    got: list[Any] = []
+
+    def step() -> None:
+        try:
+            got.append(
+                cache.columns(
+                    "orders.csv", reading_of(same.orders), files[Role.ORDERS].fetch, digest=digest
+                )
+            )
+        except BaseException as error:
+            got.append(error)
+
+    waiting = threading.Thread(target=step, daemon=True)
+    waiting.start()
+    waiting.join(timeout=15)
+    stuck = waiting.is_alive()
+    if stuck:  # unblock the first read so that the test process can end
+        with cache._lock:
+            futures = list(cache._building.values())
+        for future in futures:
+            if not future.done():
+                future.set_exception(RuntimeError("unblocked by the test"))
+        waiting.join(timeout=15)
+    assert not stuck, "the first read never settled its claim: the step waited forever"
+    assert got[0].digest == digest and got[0].parquet.exists()  # the step parsed it itself
+
+
+def test_prefetch_never_fails_the_turn_when_the_first_read_cannot_start(
+    demo: Path, tmp_path: Path
+) -> None:
+    """`AgentTurns.prefetch` runs before the agent and outside any error handling. Before the
+    first read, it only queued background parses; now `preload` makes the cache folder
+    (`ColumnCache.claim`) on the turn's thread, so a folder that cannot be made fails the whole
+    investigation turn instead of the tool that needs it."""
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    (workdir / "columns").write_text("not a folder")  # the cache folder cannot be made
+    paths = {role: demo / f"{role.value}.csv" for role in Role}
+    digests = {role: digest_of(path) for role, path in paths.items()}
+    by_digest = {digests[role]: paths[role] for role in Role}
+    deps: Any = SimpleNamespace(
+        settings=SimpleNamespace(
+            workdir=workdir, cache_max_bytes=1 << 30, cache_max_age=timedelta(days=1)
+        ),
+        blobs=SimpleNamespace(local_copy=lambda digest: nullcontext(by_digest[digest])),
+        samples=SampleCache(),
+    )
+    turns = AgentTurns(deps)
+    refs = {
+        role: DatasetRef(
+            role=role, name=paths[role].name, size=paths[role].stat().st_size, digest=digests[role]
+        )
+        for role in Role
+    }
+    try:
+        turns.prefetch(refs)
+    except OSError as error:
+        pytest.fail(f"prefetch failed the turn: {error!r}")
