@@ -92,36 +92,11 @@ def _read_both(
     progress: RowProgress | None,
 ) -> None:
     """Read the claimed files straight and load the cached ones, at once, in one workspace;
-    keep it; settle the claims (after keeping, so a step woken by them finds the tables).
-    Every claim is settled whatever happens: a step waiting for a file never waits forever."""
+    keep it when both read; settle the claims (after keeping, so a step woken by them finds
+    the tables). Every claim is settled whatever happens: a step waiting for a file never
+    waits forever."""
     columns: dict[Role, Columns] = {}
     failures: dict[Role, BaseException] = {}
-    try:
-        _read_into_workspace(sources, mapping, cache, claims, progress, columns, failures)
-    except BaseException as error:
-        logger.warning("error=<%s> | first read of a case stopped", type(error).__name__)
-        for role in claims:
-            failures.setdefault(role, error)
-    finally:
-        for role, claim in claims.items():
-            if role in columns and role not in failures:
-                claim.done(columns[role])
-            else:
-                claim.failed(failures.get(role) or RuntimeError("the first read stopped"))
-
-
-def _read_into_workspace(
-    sources: dict[Role, Source],
-    mapping: Mapping,
-    cache: ColumnCache,
-    claims: dict[Role, Claim],
-    progress: RowProgress | None,
-    columns: dict[Role, Columns],
-    failures: dict[Role, BaseException],
-) -> None:
-    """`_read_both`'s reads, filling `columns` and `failures` by role; keeps the workspace
-    when both files read."""
-    con = connect(cache.folder)
 
     def read(role: Role) -> None:
         source, part = sources[role], mapping.for_role(role)
@@ -155,8 +130,20 @@ def _read_into_workspace(
             name, kind = sources[role].name, type(error).__name__
             logger.info("file=<%s> error=<%s> | first read stopped", name, kind)
 
-    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="first-read") as pool:
-        list(pool.map(attempt, tuple(Role)))
-    if not failures:
-        files, loads = load_keys(columns, mapping)
-        cache.kept.keep(files, KeptWorkspace(con, dict(loads)))
+    try:
+        con = connect(cache.folder)
+        with ThreadPoolExecutor(max_workers=2, thread_name_prefix="first-read") as pool:
+            list(pool.map(attempt, tuple(Role)))
+        if not failures:
+            files, loads = load_keys(columns, mapping)
+            cache.kept.keep(files, KeptWorkspace(con, dict(loads)))
+    except BaseException as error:
+        logger.warning("error=<%s> | first read of a case stopped", type(error).__name__)
+        for role in claims:
+            failures.setdefault(role, error)
+    finally:
+        for role, claim in claims.items():
+            if role in columns and role not in failures:
+                claim.done(columns[role])
+            else:
+                claim.failed(failures.get(role) or RuntimeError("the first read stopped"))
