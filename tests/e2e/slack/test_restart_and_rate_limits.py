@@ -106,16 +106,21 @@ def test_a_rate_limited_ephemeral_refusal_still_reaches_the_clicker(
 
 
 def test_a_failed_reconciliation_offers_a_retry_that_works(
-    standin: SlackStandIn, bot: RunningBot, demo_files: DemoFiles, tmp_path: Path
+    standin: SlackStandIn, make_bot: BotFactory, demo_files: DemoFiles, tmp_path: Path
 ) -> None:
+    first = make_bot()
     upload = upload_pair(standin, demo_files)
     request = request_message(standin, upload.ts)
+    # The bot restarts (the tables its validation kept are gone) and the storage loses the
+    # file meanwhile, with the columns of any earlier read of it: reconciling needs the blob.
+    first.stop()
     digest = hashlib.sha256(demo_files.payments).hexdigest()
     blob = tmp_path / "blobs" / digest[:2] / digest
     hidden = blob.with_suffix(".away")
-    blob.rename(hidden)  # the storage loses the file under the bot
+    blob.rename(hidden)
     for parsed in (tmp_path / "work" / "columns").glob(f"{digest}-*.parquet"):
-        parsed.unlink()  # and the columnar cache its columns: reconciling needs the blob
+        parsed.unlink()
+    make_bot()
 
     standin.click(BOB, request, "approve")
     wait_text(standin, upload.ts, "failed")
