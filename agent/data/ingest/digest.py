@@ -16,7 +16,7 @@ def file_digest(path: Path) -> str:
     return "sha256:" + digest.hexdigest()
 
 
-def digest_and_utf8(path: Path) -> tuple[str, bool]:
+def digest_and_utf8(path: Path, *, chunk_bytes: int = 1 << 20) -> tuple[str, bool]:
     """`file_digest`, and whether every byte of the file is valid UTF-8, in the same pass.
 
     DuckDB decodes only the columns a query reads: a read of some columns of a file whose
@@ -26,10 +26,10 @@ def digest_and_utf8(path: Path) -> tuple[str, bool]:
     decoder = codecs.getincrementaldecoder("utf-8")()
     valid = True
     with path.open("rb") as handle:
-        while chunk := handle.read(1 << 20):
+        while chunk := handle.read(chunk_bytes):
             digest.update(chunk)
-            if valid:
-                try:
+            if valid and not (chunk.isascii() and not decoder.getstate()[0]):
+                try:  # ASCII after a complete character is valid: only the rest is decoded
                     decoder.decode(chunk)
                 except UnicodeDecodeError:
                     valid = False
