@@ -64,14 +64,9 @@ def _check_order_ids(
 ) -> None:
     column = mapping.orders.columns.get("order_id")
     row = con.execute(
-        """
-        WITH per_key AS (
-            -- min <> max: more than one total (as count(DISTINCT) > 1, without a distinct)
-            SELECT order_key, count(*) AS n, min(order_amount) <> max(order_amount) AS differ
-            FROM orders_rows WHERE order_key IS NOT NULL AND order_amount_filled GROUP BY 1
-        )
-        SELECT count(*), coalesce(sum(n), 0), count(*) FILTER (WHERE differ) FROM per_key
-        """
+        # Each id with a total: its rows with a total, and whether those totals differ.
+        "SELECT count(*), coalesce(sum(n_filled), 0), count(*) FILTER (WHERE differ) "
+        "FROM order_index WHERE n_filled > 0"
     ).fetchone()
     assert row is not None
     keys, rows, conflicting = (int(v) for v in row)
@@ -103,7 +98,7 @@ def _check_references(
     tokens = reference_tokens_sql("order_id", ids)
     row = con.execute(
         f"""
-        WITH keys AS (SELECT DISTINCT order_key FROM orders_rows WHERE order_key IS NOT NULL),
+        WITH keys AS (SELECT order_key FROM order_index),
         refs AS (SELECT rowid AS r, ref_key, several_refs, order_id FROM payments_rows
                  WHERE order_id IS NOT NULL)
         SELECT (SELECT count(*) FROM refs),
@@ -159,9 +154,7 @@ def _likely_fix(con: duckdb.DuckDBPyConnection, mapping: Mapping, current: float
         "SELECT order_id FROM payments_rows WHERE order_id IS NOT NULL "
         f"USING SAMPLE {SAMPLE_REFERENCES} ROWS",
     )
-    keys = set(
-        _texts(con, "SELECT DISTINCT order_key FROM orders_rows WHERE order_key IS NOT NULL")
-    )
+    keys = set(_texts(con, "SELECT order_key FROM order_index"))
     if not raw_refs or not keys:
         return None
     pay_base = mapping.payments.options.ids or IdReading()

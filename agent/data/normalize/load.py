@@ -97,7 +97,7 @@ def load_columns_as(
     UnknownColumnError for a mapped column the file lacks.
     """
     layout = load_columns(con, table_name(role), load_query(role, columns.layout, mapping), columns)
-    _apply_zones(con, role, mapping)
+    _finish(con, role, mapping)
     return layout
 
 
@@ -122,15 +122,36 @@ def read_file_as(
     found = read_into(
         con, table_name(role), query, path, layout, scratch=scratch, progress=progress
     )
-    _apply_zones(con, role, mapping)
+    _finish(con, role, mapping)
     return found
 
 
-def _apply_zones(con: duckdb.DuckDBPyConnection, role: Role, mapping: DatasetMapping) -> None:
-    """Turn local times into points in time where each row's zone is in another column."""
+def _finish(con: duckdb.DuckDBPyConnection, role: Role, mapping: DatasetMapping) -> None:
+    """What every load does after reading the rows: local times with a zone column turned into
+    points in time, and the orders' ids indexed (`ORDER_INDEX`)."""
     for name, stamp in mapping.options.timestamps.items():
         if stamp.zone_column is not None and name in mapping.columns:
             apply_zones(con, table_name(role), name, stamp.timezone)
+    if role is Role.ORDERS:
+        con.execute(f"CREATE OR REPLACE TABLE {ORDER_INDEX} AS {ORDER_INDEX_QUERY}")
+
+
+ORDER_INDEX = "order_index"
+"""The table of the loaded orders' ids, made with `orders_rows` by every load (so it always
+describes the rows loaded): one row per order id (`order_key`) with its head row `r` (the
+first row that carries an amount, else its first row), its rows (`n_rows`), the rows that
+carry an amount (`n_filled`), and whether those amounts differ (`differ`). The gates and the
+engine read it instead of grouping a million text keys each."""
+
+ORDER_INDEX_QUERY = """
+    SELECT order_key,
+           coalesce(min(rowid) FILTER (WHERE order_amount_filled), min(rowid)) AS r,
+           count(*) AS n_rows,
+           count(*) FILTER (WHERE order_amount_filled) AS n_filled,
+           min(order_amount) FILTER (WHERE order_amount_filled)
+               <> max(order_amount) FILTER (WHERE order_amount_filled) AS differ
+    FROM orders_rows WHERE order_key IS NOT NULL GROUP BY 1
+"""
 
 
 def load_query(role: Role, layout: CsvLayout, mapping: DatasetMapping) -> str:

@@ -21,13 +21,11 @@
 -- the amount in minor units and the order time in microseconds since the epoch. Every other row
 -- of an id on several rows (`order_lines`) is a continuation, unless it carries another amount
 -- (`order_conflicts`): that can only happen where several rows of the id carry an amount.
+-- Each id's head row and counts are in `order_index`, made with `orders_rows` by every load.
 CREATE OR REPLACE TABLE order_heads AS
 WITH ids AS (
-    SELECT order_key,
-           coalesce(min(rowid) FILTER (WHERE order_amount_filled), min(rowid)) AS r,
-           count(*) > 1 AS several_rows,
-           count(*) FILTER (WHERE order_amount_filled) > 1 AS several_amounts
-    FROM orders_rows WHERE order_key IS NOT NULL GROUP BY 1
+    SELECT order_key, r, n_rows > 1 AS several_rows, n_filled > 1 AS several_amounts
+    FROM order_index
 )
 SELECT i.order_key, i.r, i.several_rows, i.several_amounts,
        CAST(CASE WHEN NOT o.order_amount_filled OR o.order_amount IS NULL OR e.exponent IS NULL
@@ -198,9 +196,10 @@ GROUP BY p.payment_id HAVING count(*) > 1;
 
 -- The row kinds are made: what the steps after them read of the loaded rows is each row's ids,
 -- its currency code, and (for the row ledger) an order row's status and whether its amount was
--- filled. The parsed amounts, times, statuses and keys go, with their memory (DuckDB drops a
+-- filled. The ids' index, the parsed amounts, times, statuses and keys go, with their memory (DuckDB drops a
 -- column without copying the others; row ids are unchanged), so that matching and the findings
 -- work within the process's memory limit instead of spilling.
+DROP TABLE IF EXISTS order_index;
 ALTER TABLE orders_rows DROP COLUMN IF EXISTS order_amount;
 ALTER TABLE orders_rows DROP COLUMN IF EXISTS currency;
 ALTER TABLE orders_rows DROP COLUMN IF EXISTS order_date;
