@@ -28,13 +28,15 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, suppress
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from pathlib import Path
 
+import duckdb
+
 from agent.data.ingest import CsvLayout, layout_from_options
-from agent.data.ingest.columnar import Columns, RowProgress, build_columns
+from agent.data.ingest.columnar import Columns, RowProgress, build_columns, read_into
 from agent.data.kept import KeptTables
 from agent.errors import InputFileError, LedgerError, StorageError
 
@@ -119,8 +121,8 @@ class ColumnCache:
         the bytes parsed, which the caller compares with the one it trusts.
 
         A file this process read straight into tables (`claim`) is not parsed here: its columns
-        come back with their Parquet file unwritten, written by the first load that needs it
-        (`Columns.ready`); the step that took over those tables needs none.
+        come back with their Parquet file unwritten, and a load that needs them reads the
+        file's bytes again (`Columns.reread`); the step that took over those tables needs none.
         """
         if digest is None:
             return self._build(file_name, reading, fetch, progress)
@@ -177,22 +179,28 @@ class ColumnCache:
         fetch: Fetch,
         progress: RowProgress | None,
     ) -> Columns:
-        """`columns` under `file_name`, able to write their Parquet file if it is not written."""
+        """`columns` under `file_name`; when their Parquet file was never written (the file was
+        read straight), able to read the file's bytes again into a table (`Columns.reread`)."""
         named = _named(columns, file_name)
         if named.parquet.exists():
             return named
 
-        def build() -> Columns:
-            logger.info("file=<%s> | read again: parsed into the columnar cache", file_name)
-            parsed = self._parsed(file_name, reading, fetch, columns.digest, progress)
-            if (parsed.digest, parsed.records) != (columns.digest, columns.records):
+        def reread(con: duckdb.DuckDBPyConnection, table: str, query: str) -> CsvLayout:
+            logger.info("file=<%s> | read again from its bytes", file_name)
+            with fetch() as path:
+                digest, read = read_into(
+                    con, table, query, path, named.layout, scratch=self.folder, progress=progress
+                )
+            if (digest, read.records) != (named.digest, named.records):
+                with suppress(duckdb.Error):
+                    con.execute(f"DROP TABLE IF EXISTS {table}")
                 raise StorageError(
                     f"{file_name}: the file store handed back other bytes than it did for the "
                     "file's first read; nothing is read from them"
                 )
-            return _named(parsed, file_name)
+            return read
 
-        return replace(named, build=build)
+        return replace(named, reread=reread)
 
     def _parsed(
         self,

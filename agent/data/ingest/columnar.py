@@ -47,6 +47,11 @@ PROGRESS_EVERY = 1.0
 """Seconds between two progress reports of one file."""
 
 
+Reread = Callable[[duckdb.DuckDBPyConnection, str, str], CsvLayout]
+"""Reads a file's bytes again into a table (`con`, `table`, `query` as `load_columns` takes
+them) and returns the layout with the records read."""
+
+
 @dataclass(frozen=True)
 class Columns:
     """One file's records as text columns in a Parquet file, and what they were read from.
@@ -59,21 +64,16 @@ class Columns:
     parquet: Path
     digest: str
     layout: CsvLayout
-    build: Callable[[], Columns] | None = field(default=None, compare=False, repr=False)
-    """For a file read straight into tables (`read_into`), whose `parquet` is not written yet:
-    writes it, on the first step that reads the columns (`ready`)."""
+    reread: Reread | None = field(default=None, compare=False, repr=False)
+    """For a file read straight into tables (`read_into`), whose `parquet` is not written:
+    reads the file's bytes again into a table, for a step that needs it under another reading
+    (`load_columns`)."""
 
     @property
     def records(self) -> int:
         """The file's data records (header excluded)."""
         assert self.layout.records is not None, "columns are built with their records counted"
         return self.layout.records
-
-    def ready(self) -> Columns:
-        """These columns with their Parquet file written (by `build`, when it is not yet)."""
-        if self.build is None or self.parquet.exists():
-            return self
-        return self.build()
 
     def sql(self) -> str:
         """A DuckDB table expression reading the columns, in file order."""
@@ -249,9 +249,12 @@ def load_columns(
     """Create `table` in DuckDB from `query`, whose `{source}` is the file's columns.
 
     Rows keep file order, so data row n is `rowid + 1` of the table. Returns the file's layout
-    with its records; a table whose row count differs from them raises LedgerError.
+    with its records; a table whose row count differs from them raises LedgerError. Columns
+    whose Parquet file was never written (a file read straight, `Columns.reread`) are read
+    again from the file's bytes.
     """
-    columns = columns.ready()
+    if columns.reread is not None and not columns.parquet.exists():
+        return columns.reread(con, table, query)
     con.execute("SET SESSION preserve_insertion_order = true")  # this connection's reads only
     con.execute(f"CREATE OR REPLACE TABLE {table} AS " + query.replace("{source}", columns.sql()))
     row = con.execute(f"SELECT count(*) FROM {table}").fetchone()

@@ -8,11 +8,13 @@ both files against 1.4 s of parse and 0.6 s of load). So the first read of each 
 as soon as the mapping is proposed, goes straight into a workspace kept for the validation and
 the reconciliation (`kept`).
 
-A file is parsed into the columnar cache only when a step needs it again under a reading the
-kept tables do not hold (an edit of one of its checked fields, a reconciliation in another
-process or after the kept workspace went): that step writes its Parquet file
-(`Columns.ready`), and every read after it, in any process, uses the cache. The digest and the
-record count are proven on the direct read exactly as on a parse into the cache.
+A step of this process that needs the file again under a reading the kept tables do not hold
+(an edit of one of its checked fields, a reconciliation after the kept workspace went) reads
+its bytes again into the table it needs (`Columns.reread`: one parse, like the first read,
+which must give the same digest and records); a step of another process, which has neither the
+tables nor the first read, parses the file into the columnar cache, and every read after that,
+in any process, uses the cache. The digest and the record count are proven on a direct read
+exactly as on a parse into the cache.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """A case's first read: both files straight into the tables of the proposed reading.
 
 The first read (`preload`) parses each file once, writes no Parquet, and serves the validation
-and the reconciliation after it; a file is parsed into the columnar cache only when a step needs
-it again under another reading. Whatever path a step took, its report and its reconciliation are
-those of a step that read everything itself, and the digests it returns are those of the bytes.
+and the reconciliation after it; a step of the same process that needs a file again under
+another reading reads its bytes again, and another process parses it into the columnar cache.
+Whatever path a step took, its report and its reconciliation are those of a step that read
+everything itself, and the digests it returns are those of the bytes.
 """
 
 from __future__ import annotations
@@ -92,7 +93,7 @@ def test_the_first_read_parses_each_file_once_and_serves_validation_and_reconcil
     )
 
 
-def test_a_file_needed_again_under_another_reading_is_parsed_into_the_cache(
+def test_a_file_needed_again_is_read_again_in_its_process_and_cached_by_another(
     demo: Path,
     mapping: Mapping,
     tmp_path: Path,
@@ -107,12 +108,15 @@ def test_a_file_needed_again_under_another_reading_is_parsed_into_the_cache(
     assert load_and_validate(connect(), files, edited, cache=cache, memo=memo).ok
     job = run_job(files, edited, Policy(), tmp_path / "edited.csv", cache=cache)
     assert loads == [(), (Role.ORDERS,), ()]
-    assert parses == ["orders.csv"]  # the payments file was read once, straight
-    # Another process (a fresh cache on the same folder) reads the cached orders columns and
-    # parses the payments file into the cache.
+    assert parses == []  # the orders file was read again from its bytes: no Parquet written
+    # Another process (a fresh cache on the same folder) has neither the tables nor the first
+    # read: it parses both files into the columnar cache, and a third reads them from it.
     other = ColumnCache(cache.folder, max_bytes=1 << 30, max_age=timedelta(days=2))
     again = run_job(files, edited, Policy(), tmp_path / "other.csv", cache=other)
-    assert parses == ["orders.csv", "payments.csv"]
+    assert sorted(parses) == ["orders.csv", "payments.csv"]  # parsed at once: either first
+    third = ColumnCache(cache.folder, max_bytes=1 << 30, max_age=timedelta(days=2))
+    run_job(files, edited, Policy(), tmp_path / "third.csv", cache=third)
+    assert len(parses) == 2
     plain = plain_job(demo, edited, tmp_path / "plain.csv")
     assert_same_result(job, plain, tmp_path / "edited.csv", tmp_path / "plain.csv")
     assert_same_result(again, plain, tmp_path / "other.csv", tmp_path / "plain.csv")
@@ -169,6 +173,6 @@ def test_a_step_waiting_for_the_first_read_gets_its_columns_or_its_error(
     columns = got[0]
     assert (columns.digest, columns.records) == (digest, 2_000)
     assert columns.parquet.parent == cache.folder and not columns.parquet.exists()
-    assert columns.build is not None  # a load writes its Parquet file first
+    assert columns.reread is not None  # a load reads the file's bytes again
     # Asked again, the file's columns come straight back, without waiting or fetching.
     assert cache.columns("orders.csv", reading, never, digest=digest) == columns
