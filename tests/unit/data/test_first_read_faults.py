@@ -59,10 +59,9 @@ def copied(demo: Path, folder: Path) -> dict[Role, Source]:
 def test_a_file_parsed_again_after_its_first_read_reports_the_digest_of_the_bytes_parsed(
     demo: Path, mapping: Mapping, tmp_path: Path
 ) -> None:
-    """`Columns.ready` parses the file again (an edit needs its columns under another reading)
-    and loads the table from that second read, but the columns the step holds, and the digest
-    `run_job` returns, are still those of the first read: bytes that changed in between (the
-    blob store gave other bytes) are reconciled under the approved digest, never refused."""
+    """A file read again after its first read (an edit needs it under another reading) whose
+    bytes changed in between (the blob store gave other bytes) is refused, or its result
+    carries the digest of the bytes read: never the first read's digest for other bytes."""
     cache, files = cache_in(tmp_path / "cache"), copied(demo, tmp_path / "files")
     assert preload(files, mapping, cache)
     assert load_and_validate(connect(), files, mapping, cache=cache).ok
@@ -86,11 +85,11 @@ def test_a_file_parsed_again_after_its_first_read_reports_the_digest_of_the_byte
 def test_the_first_read_reads_late_invalid_utf8_in_an_unread_column_as_the_cache_does(
     tmp_path: Path,
 ) -> None:
-    """`read_into` promises the columns `build_columns` writes and its errors for the same
-    file. DuckDB only decodes the columns a query reads: invalid UTF-8 past the sniffed head in
-    a column the mapping does not read (a customer's name, now never read) passes the direct
-    read as UTF-8, while the cache build reads the whole file as Windows-1252. The same entry
-    name (and so the same kept-table and validation-memo keys) then holds two readings: a non-
+    """`read_into` reads a file as `build_columns` does. DuckDB only decodes the columns a
+    query reads, so invalid UTF-8 past the sniffed head in a column the mapping does not read
+    (a customer's name, never read) must still make the direct read Windows-1252, as the cache
+    build of every column does. Otherwise one entry name (and so one kept-table and
+    validation-memo key) would hold two readings: a non-
     ASCII id reads "Ä1" in the validated tables and "Ã„1" in a reconciliation of another
     process."""
     rows = ["order_id,amount,customer"]
@@ -129,10 +128,9 @@ def _mapping_under(demo: Path, answers: dict[Role, dict[str, str]]) -> Mapping:
 def test_a_reading_duckdb_refuses_is_not_reported_as_a_file_that_is_not_csv(
     demo: Path, tmp_path: Path, answers: dict[Role, dict[str, str]]
 ) -> None:
-    """`_read_counted` turns every `duckdb.InvalidInputException` of `run` into `diagnose`: with
-    the typed query of `read_into`, an error of the reading (a pattern DuckDB refuses) blames a
-    well-formed file ("could not be read as CSV", after streaming it all again). Loading the
-    same reading from the cache's columns raises DuckDB's own error, which names the pattern."""
+    """A reading DuckDB refuses (a pattern) read straight from the bytes is not blamed on a
+    well-formed file ("could not be read as CSV"): it raises what loading the same reading from
+    the cache's columns raises, DuckDB's own error, which names the pattern."""
     mapping = _mapping_under(demo, answers)
     (role,) = answers
     path, part = demo / f"{role.value}.csv", mapping.for_role(role)
@@ -151,10 +149,10 @@ def test_a_reading_duckdb_refuses_is_not_reported_as_a_file_that_is_not_csv(
 def test_a_step_under_another_mapping_does_not_get_the_first_reads_mapping_error(
     demo: Path, mapping: Mapping, tmp_path: Path
 ) -> None:
-    """A claim is keyed by the file and its layout only, but the first read fails for reasons
-    of its mapping too. A validation of a mapping that reads the file (here: the model's change
-    undid a person's id_pattern that DuckDB refuses) waits for that read and fails with its
-    error, though nothing is wrong with the file or with the mapping it validates."""
+    """A claim is keyed by the file and its layout only, but a first read can fail for reasons
+    of its mapping. A validation of another mapping that waited for that read (here: the
+    model's change undid a person's id_pattern that DuckDB refuses) reads the file itself and
+    succeeds, since nothing is wrong with the file or with the mapping it validates."""
     refused = _mapping_under(demo, {Role.PAYMENTS: {"id_pattern": r"(?=\d)(\d+)"}})
     assert reading_of(refused.payments) == reading_of(mapping.payments)
     cache, files = cache_in(tmp_path / "cache"), copied(demo, tmp_path / "files")
@@ -222,10 +220,9 @@ def test_the_first_read_of_one_file_in_both_roles_is_settled(
 def test_prefetch_never_fails_the_turn_when_the_first_read_cannot_start(
     demo: Path, tmp_path: Path
 ) -> None:
-    """`AgentTurns.prefetch` runs before the agent and outside any error handling. Before the
-    first read, it only queued background parses; now `preload` makes the cache folder
-    (`ColumnCache.claim`) on the turn's thread, so a folder that cannot be made fails the whole
-    investigation turn instead of the tool that needs it."""
+    """`AgentTurns.prefetch` runs before the agent and outside any error handling, and
+    `preload` makes the cache folder on the turn's thread: a folder that cannot be made must
+    not fail the investigation turn (the tool that needs the files says why)."""
     workdir = tmp_path / "work"
     workdir.mkdir()
     (workdir / "columns").write_text("not a folder")  # the cache folder cannot be made
