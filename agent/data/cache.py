@@ -241,7 +241,6 @@ class ColumnCache:
         finally:
             with self._lock:
                 self._building.pop(key, None)
-                self._direct.pop(key, None)
 
     def prefetch(
         self,

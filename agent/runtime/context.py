@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from agent.data.cache import ColumnCache
 from agent.data.ingest.columnar import RowProgress
 from agent.data.mapping import Proposal
 from agent.data.normalize import ValidationReport
+from agent.data.normalize.load import Source
 from agent.data.policy import Policy
 from agent.data.samples import SampleCache
 from agent.data.schema import Mapping, Role
@@ -23,6 +25,15 @@ from agent.domain import DatasetRef, Outcome, PauseKind, ToolExecution
 from agent.ports import BlobStore
 
 STATE_KEY = "reconbot"
+
+
+def file_sources(blobs: BlobStore, refs: dict[Role, DatasetRef]) -> dict[Role, Source]:
+    """Each file as the engine reads it: by its digest (the columnar cache's and the first
+    read's key), its bytes fetched from the blob store only when a read needs them."""
+    return {
+        role: Source(ref.name, partial(blobs.local_copy, ref.digest), ref.digest)
+        for role, ref in refs.items()
+    }
 
 
 @dataclass(frozen=True)

@@ -24,16 +24,21 @@ from agent.data.evidence import findings_for
 from agent.data.ingest import CsvSample
 from agent.data.mapping import Proposal
 from agent.data.normalize import ValidationReport
-from agent.data.normalize.load import Source
 from agent.data.normalize.memo import ValidationMemo
 from agent.data.pipeline import run_job
 from agent.data.policy import CATEGORY_ORDER
 from agent.data.reconcile import connect, load_and_validate
 from agent.data.schema import READING_OPTIONS, Role
-from agent.domain import DatasetRef, PauseKind
+from agent.domain import PauseKind
 from agent.errors import ReconbotError, UnknownColumnError
 from agent.identity import input_identity
-from agent.runtime.context import STATE_KEY, InvestigationContext, PauseSignal, ReconcileResult
+from agent.runtime.context import (
+    STATE_KEY,
+    InvestigationContext,
+    PauseSignal,
+    ReconcileResult,
+    file_sources,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -53,15 +58,6 @@ def result(data: dict[str, Any], *, error: bool = False) -> dict[str, Any]:
     return {
         "status": "error" if error else "success",
         "content": [{"text": json.dumps({"ok": not error, **data}, ensure_ascii=False)}],
-    }
-
-
-def _sources(context: InvestigationContext, refs: dict[Role, DatasetRef]) -> dict[Role, Source]:
-    """Each file as the engine reads it: from the columnar cache by its digest, fetched from
-    the blob store only when it has not been parsed yet."""
-    return {
-        role: Source(ref.name, partial(context.blobs.local_copy, ref.digest), ref.digest)
-        for role, ref in refs.items()
     }
 
 
@@ -207,7 +203,7 @@ def validate_mapping(
         if mapping is not None and not problems:
             report = load_and_validate(
                 connect(context.workdir),
-                _sources(context, context.files),
+                file_sources(context.blobs, context.files),
                 mapping,
                 context.workdir,
                 cache=context.cache,
@@ -283,7 +279,7 @@ def reconcile(tool_context: ToolContext) -> dict[str, Any]:
             folder = Path(stack.enter_context(tempfile.TemporaryDirectory(dir=context.workdir)))
             export = folder / "exceptions.csv"
             job = run_job(
-                _sources(context, bound.files),
+                file_sources(context.blobs, bound.files),
                 bound.mapping,
                 context.policy,
                 export,

@@ -11,13 +11,11 @@ from __future__ import annotations
 import logging
 import uuid
 from datetime import datetime
-from functools import partial
 from typing import Any
 
 from agent.data.cache import ColumnCache, Reading
 from agent.data.mapping import Proposal
 from agent.data.normalize import ValidationReport
-from agent.data.normalize.load import Source
 from agent.data.reconcile.preload import preload
 from agent.data.schema import Role
 from agent.dependencies import Dependencies, Progress
@@ -36,7 +34,7 @@ from agent.errors import ReconbotError, WorkflowError
 from agent.identity import authorization_identity, mapping_digest, new_id
 from agent.pause import Transition
 from agent.ports import UnitOfWork
-from agent.runtime.context import STATE_KEY, InvestigationContext
+from agent.runtime.context import STATE_KEY, InvestigationContext, file_sources
 from agent.runtime.factory import build_agent
 
 logger = logging.getLogger(__name__)
@@ -66,11 +64,12 @@ class AgentTurns:
         will propose (`preload`, one parse per file), or, when no mapping can be inferred from
         the samples, each into the columnar cache."""
         rows = progress.rows_read if progress is not None else None
+        sources = file_sources(self.deps.blobs, files)
         samples = {}
-        for role, ref in files.items():
-            fetch = partial(self.deps.blobs.local_copy, ref.digest)
+        for role, source in sources.items():
             try:
-                samples[role] = self.deps.samples.sample(ref.digest, ref.name, fetch)
+                digest = files[role].digest
+                samples[role] = self.deps.samples.sample(digest, source.name, source.fetch)
             except ReconbotError:  # the agent's inspection reports it, in its words
                 continue
         if set(samples) == set(Role):
@@ -81,12 +80,6 @@ class AgentTurns:
             except (ReconbotError, KeyError):  # the validation says why
                 mapping = None
             if mapping is not None:
-                sources = {
-                    role: Source(
-                        ref.name, partial(self.deps.blobs.local_copy, ref.digest), ref.digest
-                    )
-                    for role, ref in files.items()
-                }
                 try:
                     preload(sources, mapping, self.cache, rows)
                 except Exception as error:  # the validation reads the files and says why
@@ -94,10 +87,11 @@ class AgentTurns:
                     logger.warning("error=<%s> | the first read did not start", kind)
                 return
         for role, sample in samples.items():
-            ref, layout = files[role], sample.layout
-            fetch = partial(self.deps.blobs.local_copy, ref.digest)
+            source, layout = sources[role], sample.layout
             reading = Reading(layout.encoding, layout.delimiter, layout.header_line + 1)
-            self.cache.prefetch(ref.name, reading, fetch, digest=ref.digest, progress=rows)
+            self.cache.prefetch(
+                source.name, reading, source.fetch, digest=files[role].digest, progress=rows
+            )
 
     def context(
         self,

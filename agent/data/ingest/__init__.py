@@ -17,7 +17,8 @@ The parts, each in its own module:
   counted while it is parsed), `load_columns` and `read_table`.
 - `counting`: `count_records`, the ledger's independent count of records.
 - `diagnosis`: the typed, row-numbered error of the first record that breaks a layout.
-- `digest`: `file_digest`, the sha256 that identifies a file's bytes.
+- `digest`: `digest_and_utf8`, the sha256 that identifies a file's bytes, and whether they are
+  all UTF-8.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from agent.data.ingest.detect import (
     inspect_head,
 )
 from agent.data.ingest.diagnosis import diagnose
-from agent.data.ingest.digest import file_digest
+from agent.data.ingest.digest import digest_and_utf8
 from agent.data.ingest.layout import (
     MAX_CELL_BYTES,
     MAX_COLUMNS,
@@ -57,9 +58,9 @@ __all__ = [
     "build_columns",
     "count_records",
     "diagnose",
+    "digest_and_utf8",
     "duckdb_source",
     "fallback_to_cp1252",
-    "file_digest",
     "inspect_csv",
     "inspect_head",
     "layout_from_options",

@@ -7,17 +7,9 @@ import hashlib
 from pathlib import Path
 
 
-def file_digest(path: Path) -> str:
-    """`sha256:` + the hex sha256 of the file's bytes, read in one streaming pass."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
-    return "sha256:" + digest.hexdigest()
-
-
 def digest_and_utf8(path: Path, *, chunk_bytes: int = 1 << 20) -> tuple[str, bool]:
-    """`file_digest`, and whether every byte of the file is valid UTF-8, in the same pass.
+    """`sha256:` + the hex sha256 of the file's bytes (the digest that identifies them), and
+    whether every byte of the file is valid UTF-8, in one streaming pass.
 
     DuckDB decodes only the columns a query reads: a read of some columns of a file whose
     invalid UTF-8 is in another column succeeds as UTF-8, where a read of every column falls

@@ -36,7 +36,7 @@ from agent.data.reconcile.preload import preload
 from agent.data.samples import SampleCache
 from agent.data.schema import Mapping, Role
 from agent.domain import DatasetRef
-from agent.errors import InputFileError, ReconbotError
+from agent.errors import InputFileError, ReconbotError, StorageError
 from agent.runtime.turns import AgentTurns
 from tests.unit.data.test_kept_tables import cache_in, with_orders
 
@@ -56,12 +56,12 @@ def copied(demo: Path, folder: Path) -> dict[Role, Source]:
     return found
 
 
-def test_a_file_parsed_again_after_its_first_read_reports_the_digest_of_the_bytes_parsed(
+def test_a_file_read_again_with_other_bytes_than_its_first_read_is_refused(
     demo: Path, mapping: Mapping, tmp_path: Path
 ) -> None:
     """A file read again after its first read (an edit needs it under another reading) whose
-    bytes changed in between (the blob store gave other bytes) is refused, or its result
-    carries the digest of the bytes read: never the first read's digest for other bytes."""
+    bytes changed in between (the blob store gave other bytes) is refused, and the refusal
+    names the file: never a result under the first read's digest for other bytes."""
     cache, files = cache_in(tmp_path / "cache"), copied(demo, tmp_path / "files")
     assert preload(files, mapping, cache)
     assert load_and_validate(connect(), files, mapping, cache=cache).ok
@@ -73,13 +73,9 @@ def test_a_file_parsed_again_after_its_first_read_reports_the_digest_of_the_byte
     changed = text[:at] + (b"7" if text[at : at + 1] != b"7" else b"3") + text[at + 1 :]
     orders.write_bytes(changed)
     edited = with_orders(mapping, order_status="Currency")  # the kept orders table is not it
-    try:
-        job = run_job(files, edited, Policy(), tmp_path / "edited.csv", cache=cache)
-    except ReconbotError:
-        return  # refusing to reconcile bytes other than the first read's is right too
-    assert job.digests[Role.ORDERS] == digest_of(orders), (
-        "the reconciliation read the changed bytes but returned the first read's digest"
-    )
+    with pytest.raises(StorageError, match=r"orders\.csv: the file store handed back other bytes"):
+        run_job(files, edited, Policy(), tmp_path / "edited.csv", cache=cache)
+    assert not (tmp_path / "edited.csv").exists()  # nothing reported
 
 
 def test_the_first_read_reads_late_invalid_utf8_in_an_unread_column_as_the_cache_does(
