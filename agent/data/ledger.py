@@ -77,17 +77,18 @@ class FileLedger(BaseModel):
         return f"{self.file}: {self.records:,} rows = " + " + ".join(parts)
 
 
-def build_ledger_rows(con: duckdb.DuckDBPyConnection, voided_statuses: str) -> None:
+def build_ledger_rows(con: duckdb.DuckDBPyConnection) -> None:
     """Create `ledger_rows(role, r, bucket, reason)`: one row per data row of both files.
 
     Needs the loaded `orders_rows` and the engine's tables (`order_findings`, `bad_orders`,
-    `order_lines`, `order_conflicts`, `payment_row_kinds`, `refunds`, `findings`).
-    `voided_statuses` is a SQL list of the policy's voided words. The role, the bucket and the
-    reason are words of the engine's ENUM types (`role_word`, `bucket_word`, `reason_word`:
-    setup.sql), read as text.
+    `order_lines`, `order_conflicts`, `payment_row_kinds`, `refunds`, `findings`); a head row's
+    `voided` (its order status is one of the policy's voided words) is the engine's. The role,
+    the bucket and the reason are words of the engine's ENUM types (`role_word`, `bucket_word`,
+    `reason_word`: setup.sql), read as text; the statement writes them as typed constants, so
+    no row's word is looked up by its text.
     """
     con.execute(
-        f"""
+        """
         CREATE OR REPLACE TABLE ledger_rows AS
         WITH order_evidence AS (SELECT DISTINCT unnest(order_rows) - 1 AS r FROM findings),
         payment_evidence AS (SELECT DISTINCT unnest(payment_rows) - 1 AS r FROM findings),
@@ -96,32 +97,30 @@ def build_ledger_rows(con: duckdb.DuckDBPyConnection, voided_statuses: str) -> N
             -- order (`order_findings`) or of another id (`bad_orders`: its head row does not
             -- read, or its rows conflict); any other row of an id, a conflict or a
             -- continuation (`order_lines`); a row without an order id, ignored (no amount
-            -- either) or unreadable.
-            SELECT r, 'head' AS kind, NULL AS reason, category, n FROM order_findings
+            -- either) or unreadable. A head row carries whether its order status is a voided
+            -- word (the status decides on head rows only).
+            SELECT r, 'head' AS kind, NULL::reason_word AS reason, category, n, voided
+            FROM order_findings
             UNION ALL
-            SELECT r, CASE WHEN unreadable THEN 'unreadable' ELSE 'head' END, reason, NULL, NULL
+            SELECT r, CASE WHEN unreadable THEN 'unreadable' ELSE 'head' END,
+                   CAST(reason AS reason_word), NULL, NULL, voided
             FROM bad_orders
             UNION ALL
             SELECT l.r, CASE WHEN c.r IS NULL THEN 'ignored' ELSE 'conflict' END,
-                   CASE WHEN c.r IS NULL THEN 'line_item_continuation'
-                        ELSE 'another_amount_under_this_id' END, NULL, NULL
+                   CASE WHEN c.r IS NULL THEN 'line_item_continuation'::reason_word
+                        ELSE 'another_amount_under_this_id'::reason_word END, NULL, NULL, false
             FROM order_lines l LEFT JOIN order_conflicts c ON c.r = l.r
             UNION ALL
             SELECT rowid, CASE WHEN order_amount_filled THEN 'unreadable' ELSE 'ignored' END,
-                   CASE WHEN order_amount_filled THEN 'empty_order_id' ELSE 'no_order_id' END,
-                   NULL, NULL
+                   CASE WHEN order_amount_filled THEN 'empty_order_id'::reason_word
+                        ELSE 'no_order_id'::reason_word END,
+                   NULL, NULL, false
             FROM orders_rows WHERE order_key IS NULL
         ),
-        voided AS (
-            -- Rows whose order status is a voided word: the status decides on head rows only.
-            SELECT rowid AS r FROM orders_rows WHERE order_status IN {voided_statuses}
-        ),
         orders AS (
-            SELECT k.r, k.kind, k.reason, e.r IS NOT NULL AS evidence, k.category, k.n,
-                   v.r IS NOT NULL AS voided
+            SELECT k.r, k.kind, k.reason, e.r IS NOT NULL AS evidence, k.category, k.n, k.voided
             FROM order_kinds k
             LEFT JOIN order_evidence e ON e.r = k.r
-            LEFT JOIN voided v ON v.r = k.r
         ),
         payments_classified AS (
             -- A payment row is matched with the order it names (`order_r`; a repeated row
@@ -136,27 +135,30 @@ def build_ledger_rows(con: duckdb.DuckDBPyConnection, voided_statuses: str) -> N
                    ON c.r = CASE WHEN k.kind = 'refund' THEN rf.order_r
                                  WHEN k.kind = 'payment' THEN k.order_r END
         )
-        SELECT CAST('orders' AS role_word) AS role, r,
-          CAST(CASE
-            WHEN kind IN ('ignored', 'unreadable') THEN kind
-            WHEN evidence THEN 'finding'
-            WHEN kind = 'head' AND category IS NULL AND n IS NOT NULL THEN 'matched'
-            WHEN kind = 'head' AND category IS NULL AND n IS NULL AND voided THEN 'ignored'
-          END AS bucket_word) AS bucket,
-          CAST(CASE
+        SELECT 'orders'::role_word AS role, r,
+          CASE
+            WHEN kind = 'ignored' THEN 'ignored'::bucket_word
+            WHEN kind = 'unreadable' THEN 'unreadable'::bucket_word
+            WHEN evidence THEN 'finding'::bucket_word
+            WHEN kind = 'head' AND category IS NULL AND n IS NOT NULL THEN 'matched'::bucket_word
+            WHEN kind = 'head' AND category IS NULL AND n IS NULL AND voided
+                 THEN 'ignored'::bucket_word
+          END AS bucket,
+          CASE
             WHEN kind IN ('ignored', 'unreadable') THEN reason
             WHEN evidence THEN NULL
             WHEN kind = 'head' AND category IS NULL AND n IS NULL AND voided
-                 THEN 'voided_without_payment'
-          END AS reason_word) AS reason
+                 THEN 'voided_without_payment'::reason_word
+          END AS reason
         FROM orders
         UNION ALL
-        SELECT CAST('payments' AS role_word), r,
-          CAST(CASE
-            WHEN kind IN ('ignored', 'unreadable') THEN CAST(kind AS VARCHAR)
-            WHEN evidence THEN 'finding'
-            WHEN clean_order THEN 'matched'
-          END AS bucket_word),
+        SELECT 'payments'::role_word, r,
+          CASE
+            WHEN kind = 'ignored' THEN 'ignored'::bucket_word
+            WHEN kind = 'unreadable' THEN 'unreadable'::bucket_word
+            WHEN evidence THEN 'finding'::bucket_word
+            WHEN clean_order THEN 'matched'::bucket_word
+          END,
           CASE WHEN kind IN ('ignored', 'unreadable') THEN reason END
         FROM payments_classified
         """

@@ -26,9 +26,6 @@ from agent.data.schema import Mapping
 
 ENGINE_SCRIPTS = ("setup", "row_kinds", "matching", "findings")
 
-# The policy's voided order words as the row ledger reads them (`setup.sql` makes the table).
-VOIDED_STATUSES = "(SELECT status FROM voided_order_statuses)"
-
 
 def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy) -> None:
     """Build the `findings` table from the loaded `orders_rows` and `payments_rows` tables.

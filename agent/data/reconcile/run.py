@@ -26,7 +26,7 @@ from agent.data.normalize.columns import select_list
 from agent.data.normalize.load import Files, parse_both
 from agent.data.normalize.memo import ValidationMemo, memo_key
 from agent.data.policy import Policy
-from agent.data.reconcile.engine import VOIDED_STATUSES, run_engine
+from agent.data.reconcile.engine import run_engine
 from agent.data.reconcile.reconciliation import Reconciliation
 from agent.data.reconcile.runner import connect
 from agent.data.schema import SCHEMA, Mapping, Role
@@ -239,7 +239,7 @@ def reconcile_columns(
     missing = tuple(role for role in Role if case.loaded.get(role) != loads[role])
     load_both(con, columns, mapping, roles=missing)
     run_engine(con, mapping, policy)
-    build_ledger_rows(con, VOIDED_STATUSES)
+    build_ledger_rows(con)
     names = {role: columns[role].layout.file_name for role in Role}
     ledger = []
     for role in Role:

@@ -156,8 +156,9 @@ FROM (
 );
 
 -- The findings are made: what the row ledger and the summary read of `payments` and
--- `order_findings` stays (each payment's currency and amount; each order's category, captures
--- and amount), and the memory of the rest goes before the ledger and the export.
+-- `order_findings` stays (each payment's currency and amount; each order's category, captures,
+-- amount and voided status), and the memory of the rest goes before the ledger and the
+-- export.
 CREATE OR REPLACE TABLE payments AS SELECT currency, exponent, amount_minor FROM payments;
 CREATE OR REPLACE TABLE order_findings AS
-SELECT r, currency, exponent, amount_minor, n, category FROM order_findings;
+SELECT r, currency, exponent, amount_minor, n, category, voided FROM order_findings;

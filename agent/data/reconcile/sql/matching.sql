@@ -71,7 +71,8 @@ WHERE f.kind = 'head' AND f.r NOT IN (SELECT r FROM bad_orders);
 -- Classification of every order the engine classifies (one per id, read from its head row;
 -- not the ids of `bad_orders`): the first category that applies (CATEGORY_ORDER), from what
 -- the payments naming exactly that order add up to; none for an order that a payment naming
--- several orders names (`multi_links`).
+-- several orders names (`multi_links`). With it, for the row ledger, whether the order's status
+-- is a voided word (a voided order nobody paid is ignored, not a finding).
 CREATE OR REPLACE TABLE order_findings AS
 WITH orders AS (
     SELECT h.r, h.currency, h.exponent, h.amount_minor, h.order_at, h.voided,
@@ -108,6 +109,7 @@ WITH orders AS (
     FROM by_payment b LEFT JOIN order_refunds x ON x.order_r = b.order_r
 )
 SELECT o.r, o.currency, o.exponent, o.amount_minor, b.n, b.captured,
+  coalesce(o.voided, false) AS voided,
   CAST(CASE
     WHEN o.r IN (SELECT order_r FROM multi_links) THEN NULL
     WHEN o.amount_minor IS NULL THEN 'unreadable_row'

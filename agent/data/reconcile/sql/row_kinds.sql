@@ -28,12 +28,12 @@ WITH ids AS (
     FROM order_index
 )
 SELECT i.order_key, i.r, i.several_rows, i.several_amounts,
-       CAST(CASE WHEN NOT o.order_amount_filled OR o.order_amount IS NULL OR e.exponent IS NULL
-                 THEN 'unreadable' ELSE 'head' END AS kind_word) AS kind,
-       CAST(CASE WHEN NOT o.order_amount_filled THEN 'empty_amount'
-                 WHEN o.order_amount IS NULL THEN 'unreadable_amount'
-                 WHEN o.currency_code IS NULL THEN 'missing_currency'
-                 WHEN e.exponent IS NULL THEN 'unreadable_currency' END AS reason_word) AS reason,
+       CASE WHEN NOT o.order_amount_filled OR o.order_amount IS NULL OR e.exponent IS NULL
+            THEN 'unreadable'::kind_word ELSE 'head'::kind_word END AS kind,
+       CASE WHEN NOT o.order_amount_filled THEN 'empty_amount'::reason_word
+            WHEN o.order_amount IS NULL THEN 'unreadable_amount'::reason_word
+            WHEN o.currency_code IS NULL THEN 'missing_currency'::reason_word
+            WHEN e.exponent IS NULL THEN 'unreadable_currency'::reason_word END AS reason,
        list_contains($voided_order_statuses, o.order_status) AS voided,
        list_contains($refunded_order_statuses, o.order_status) AS refunded_status,
        list_contains($paid_order_statuses, o.order_status) AS paid_status,
@@ -68,7 +68,8 @@ WHERE o.order_amount_filled
 
 -- Ids whose rows disagree about the order total, or whose head row does not read: each by its
 -- head row (r), with the rows of the id that carry an amount (the head row and its conflicts),
--- and what the findings show of the head row (the exponent of its currency, its amount).
+-- what the findings show of the head row (the exponent of its currency, its amount), and for
+-- the row ledger whether its status is a voided word.
 CREATE OR REPLACE TABLE bad_orders AS
 WITH bad AS (
     SELECT r FROM order_heads WHERE kind = 'unreadable'
@@ -80,10 +81,11 @@ WITH bad AS (
     SELECT head, r FROM order_conflicts
 )
 SELECT h.order_key, h.r, h.kind = 'unreadable' AS unreadable, CAST(h.reason AS VARCHAR) AS reason,
+       coalesce(h.voided, false) AS voided,
        list(x.r + 1 ORDER BY x.r) AS rows, any_value(h.exponent) AS exponent,
        any_value(h.amount_minor) AS amount_minor
 FROM order_heads h JOIN id_rows x ON x.head = h.r
-GROUP BY h.order_key, h.r, h.kind, h.reason;
+GROUP BY h.order_key, h.r, h.kind, h.reason, h.voided;
 
 -- Payment ids on more than one row: only their rows can be repeated payments.
 CREATE OR REPLACE TABLE repeated_payment_ids AS
@@ -116,34 +118,34 @@ WITH flags AS (
 ), kinds AS (
     SELECT *,
       CASE
-        WHEN failed THEN 'ignored'
-        WHEN ignored_kind THEN 'ignored'
-        WHEN unknown_kind THEN 'unreadable'
+        WHEN failed THEN 'ignored'::kind_word
+        WHEN ignored_kind THEN 'ignored'::kind_word
+        WHEN unknown_kind THEN 'unreadable'::kind_word
         -- A refund whose currency or written amount does not read is not a whole-capture refund.
         WHEN refund_kind
              AND (exponent IS NULL OR (captured_amount_filled AND captured_amount IS NULL))
-          THEN 'unreadable'
-        WHEN refund_kind THEN 'refund'
+          THEN 'unreadable'::kind_word
+        WHEN refund_kind THEN 'refund'::kind_word
         WHEN payment_id IS NULL OR NOT captured_amount_filled OR captured_amount IS NULL
-          OR exponent IS NULL THEN 'unreadable'
-        WHEN captured_amount = 0 THEN 'ignored'
-        ELSE 'payment'
+          OR exponent IS NULL THEN 'unreadable'::kind_word
+        WHEN captured_amount = 0 THEN 'ignored'::kind_word
+        ELSE 'payment'::kind_word
       END AS kind,
       CASE
-        WHEN failed THEN 'failed_attempt'
-        WHEN ignored_kind THEN 'row_kind'
-        WHEN unknown_kind THEN 'unknown_row_kind'
-        WHEN refund_kind AND currency_code IS NULL THEN 'missing_currency'
-        WHEN refund_kind AND exponent IS NULL THEN 'unreadable_currency'
+        WHEN failed THEN 'failed_attempt'::reason_word
+        WHEN ignored_kind THEN 'row_kind'::reason_word
+        WHEN unknown_kind THEN 'unknown_row_kind'::reason_word
+        WHEN refund_kind AND currency_code IS NULL THEN 'missing_currency'::reason_word
+        WHEN refund_kind AND exponent IS NULL THEN 'unreadable_currency'::reason_word
         WHEN refund_kind AND captured_amount_filled AND captured_amount IS NULL
-          THEN 'unreadable_amount'
+          THEN 'unreadable_amount'::reason_word
         WHEN refund_kind THEN NULL
-        WHEN payment_id IS NULL THEN 'empty_payment_id'
-        WHEN NOT captured_amount_filled THEN 'empty_amount'
-        WHEN captured_amount IS NULL THEN 'unreadable_amount'
-        WHEN currency_code IS NULL THEN 'missing_currency'
-        WHEN exponent IS NULL THEN 'unreadable_currency'
-        WHEN captured_amount = 0 THEN 'zero_capture'
+        WHEN payment_id IS NULL THEN 'empty_payment_id'::reason_word
+        WHEN NOT captured_amount_filled THEN 'empty_amount'::reason_word
+        WHEN captured_amount IS NULL THEN 'unreadable_amount'::reason_word
+        WHEN currency_code IS NULL THEN 'missing_currency'::reason_word
+        WHEN exponent IS NULL THEN 'unreadable_currency'::reason_word
+        WHEN captured_amount = 0 THEN 'zero_capture'::reason_word
       END AS reason
     FROM flags
 ), linked AS (
@@ -160,7 +162,7 @@ WITH flags AS (
                 ELSE 1 END AS refs
     FROM linked
 )
-SELECT k.r, CAST(k.kind AS kind_word) AS kind, CAST(k.reason AS reason_word) AS reason,
+SELECT k.r, k.kind, k.reason,
        k.kind = 'payment' AND rp.payment_id IS NOT NULL AS repeated,
        CASE WHEN k.kind = 'payment' THEN k.currency END AS currency,
        CASE WHEN k.kind IN ('payment', 'refund') THEN k.exponent END AS exponent, k.refs,
@@ -195,10 +197,10 @@ WHERE k.repeated
 GROUP BY p.payment_id HAVING count(*) > 1;
 
 -- The row kinds are made: what the steps after them read of the loaded rows is each row's ids,
--- its currency code, and (for the row ledger) an order row's status and whether its amount was
--- filled. The ids' index, the parsed amounts, times, statuses and keys go, with their memory (DuckDB drops a
--- column without copying the others; row ids are unchanged), so that matching and the findings
--- work within the process's memory limit instead of spilling.
+-- its currency code, and (for the row ledger) whether an order row's amount was filled. The
+-- ids' index, the parsed amounts, times, statuses and keys go, with their memory (DuckDB drops
+-- a column without copying the others; row ids are unchanged), so that matching and the
+-- findings work within the process's memory limit instead of spilling.
 DROP TABLE IF EXISTS order_index;
 ALTER TABLE orders_rows DROP COLUMN IF EXISTS order_amount;
 ALTER TABLE orders_rows DROP COLUMN IF EXISTS currency;
@@ -206,6 +208,7 @@ ALTER TABLE orders_rows DROP COLUMN IF EXISTS order_date;
 ALTER TABLE orders_rows DROP COLUMN IF EXISTS order_date_filled;
 ALTER TABLE orders_rows DROP COLUMN IF EXISTS order_date_local;
 ALTER TABLE orders_rows DROP COLUMN IF EXISTS order_date_zone;
+ALTER TABLE orders_rows DROP COLUMN IF EXISTS order_status;
 ALTER TABLE payments_rows DROP COLUMN IF EXISTS captured_amount;
 ALTER TABLE payments_rows DROP COLUMN IF EXISTS captured_amount_filled;
 ALTER TABLE payments_rows DROP COLUMN IF EXISTS refunded_amount;

@@ -1,10 +1,9 @@
 -- Set-up of a reconciliation: the currency table the engine joins, the formatting of minor
--- units and of the exceptions CSV's cells, the order of findings, the policy's voided order
--- words as a table (the row ledger reads them with `IN (SELECT status FROM
--- voided_order_statuses)`), and the word types of the engine's tables.
+-- units and of the exceptions CSV's cells, the order of findings, and the word types of the
+-- engine's tables.
 --
 -- Parameters: $currency_codes and $currency_exponents (ISO 4217, `agent.data.currency`),
--- $voided_order_statuses (the policy's words), $category_order (the finding categories).
+-- $category_order (the finding categories).
 
 -- This connection's statements only: others on the process's DuckDB instance (a parse, a load)
 -- keep file order.
@@ -23,7 +22,8 @@ CREATE OR REPLACE MACRO fmt_minor(m, x) AS CASE x
 -- A cell that comes from an uploaded file, as the exceptions CSV writes it: one that a
 -- spreadsheet would run as a formula (a leading `= + - @`, tab or carriage return) gets a `'`.
 CREATE OR REPLACE MACRO spreadsheet_safe(s) AS
-    CASE WHEN left(s, 1) IN ('=', '+', '-', '@', chr(9), chr(13)) THEN chr(39) || s ELSE s END;
+    -- (the code point of its first character: 61 '=', 43 '+', 45 '-', 64 '@', 9 tab, 13 CR)
+    CASE WHEN ascii(s) IN (61, 43, 45, 64, 9, 13) THEN chr(39) || s ELSE s END;
 
 -- The file a finding's row number (`sort_row`) is in: 0 for the payments file (a payment's
 -- findings, a refund's, an unreadable payment row), 1 for the orders file. Two findings of one
@@ -34,9 +34,6 @@ CREATE OR REPLACE MACRO finding_side(category, reason, order_rows) AS
            OR reason IN ('refund', 'refund_without_capture')
            OR (category = 'unreadable_row' AND len(order_rows) = 0)
          THEN 0 ELSE 1 END;
-
-CREATE OR REPLACE TABLE voided_order_statuses AS
-SELECT unnest($voided_order_statuses::VARCHAR[]) AS status;
 
 -- The words the engine's tables hold on every row, as ENUM types: one byte a row where a text
 -- takes sixteen, so that the tables of a million rows stay in memory. Each is compared and
