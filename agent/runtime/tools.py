@@ -12,6 +12,7 @@ import json
 import logging
 import re
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from functools import partial
 from pathlib import Path
@@ -32,6 +33,7 @@ from agent.data.schema import READING_OPTIONS, Role
 from agent.domain import PauseKind
 from agent.errors import ReconbotError, UnknownColumnError
 from agent.identity import input_identity
+from agent.ports import StoredBlob
 from agent.runtime.context import (
     STATE_KEY,
     InvestigationContext,
@@ -292,12 +294,16 @@ def reconcile(tool_context: ToolContext) -> dict[str, Any]:
                     {"error": "The bytes read differ from the approved files; nothing reported."},
                     error=True,
                 )
-            with export.open("rb") as handle:
-                stored = context.blobs.put(handle)
+            # Storing the export (hashed, written and synced to disk) and reading the summary
+            # are independent: each runs while the other waits on the disk or on DuckDB.
+            storing = stack.enter_context(
+                ThreadPoolExecutor(max_workers=1, thread_name_prefix="export")
+            ).submit(_store, context, export)
             summary = job.reconciliation.summary()
             top = [
                 f.model_dump(mode="json") for f in job.reconciliation.findings(limit=TOP_FINDINGS)
             ]
+            stored = storing.result()
     except ReconbotError as error:
         return result({"error": str(error)}, error=True)
     context.result = ReconcileResult(
@@ -320,6 +326,12 @@ def reconcile(tool_context: ToolContext) -> dict[str, Any]:
             "exceptions_file_rows": job.exported,
         }
     )
+
+
+def _store(context: InvestigationContext, export: Path) -> StoredBlob:
+    """Store the exceptions CSV at `export` in the blob store; its digest names it."""
+    with export.open("rb") as handle:
+        return context.blobs.put(handle)
 
 
 @tool(context=True)

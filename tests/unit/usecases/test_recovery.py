@@ -4,6 +4,7 @@ twice; a unit of work that fails leaves nothing; an inspection that died is repo
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import BinaryIO
 
 import pytest
 
@@ -16,9 +17,9 @@ from agent.domain import (
     RefusalReason,
     Revision,
 )
-from agent.errors import ApprovalRefusedError
+from agent.errors import ApprovalRefusedError, StorageError, WorkflowError
 from agent.pause import Transition
-from agent.ports import Claim
+from agent.ports import Claim, StoredBlob
 from agent.usecases.recovery import MAX_RECOVERY_ATTEMPTS
 from agent.usecases.resumption import RETRY_REASON
 
@@ -259,3 +260,30 @@ def test_a_process_that_lost_its_claim_cannot_complete_it(world: World) -> None:
     assert stored.claim_owner == other.owner
     assert world.outcomes(request.investigation_id) == []
     assert world.uow.log[-1].writes == []  # its consume found the claim gone: nothing written
+
+
+def test_an_export_that_cannot_be_stored_reports_nothing_and_a_retry_stores_it(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The exceptions CSV is stored while the summary is read: when storing it fails, no
+    outcome is saved (an outcome names its export), the request is failed for a retry, and
+    the retry stores the export that the outcome names."""
+    request = world.start()
+    put = world.blobs.put
+
+    def disk_full(stream: BinaryIO, *, max_bytes: int | None = None) -> StoredBlob:
+        raise StorageError("The file store failed while storing (no space left on device).")
+
+    monkeypatch.setattr(world.blobs, "put", disk_full)
+    with pytest.raises(WorkflowError, match="no space left"):
+        world.service.decisions.confirm(request.pause_id, request.authorization_identity, BOB)
+
+    assert world.status(request.pause_id) is PauseStatus.FAILED
+    assert world.outcomes(request.investigation_id) == []
+
+    monkeypatch.setattr(world.blobs, "put", put)
+    world.service.decisions.confirm(request.pause_id, request.authorization_identity, BOB)
+    [outcome] = world.outcomes(request.investigation_id)
+    assert outcome.export_digest is not None
+    assert world.blobs.exists(outcome.export_digest)
+    assert outcome.export_rows > 0
