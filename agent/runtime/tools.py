@@ -294,11 +294,8 @@ def reconcile(tool_context: ToolContext) -> dict[str, Any]:
                     {"error": "The bytes read differ from the approved files; nothing reported."},
                     error=True,
                 )
-            # Storing the export (hashed, written and synced to disk) and reading the summary
-            # are independent: each runs while the other waits on the disk or on DuckDB.
-            storing = stack.enter_context(
-                ThreadPoolExecutor(max_workers=1, thread_name_prefix="export")
-            ).submit(_store, context, export)
+            pool = stack.enter_context(ThreadPoolExecutor(1, thread_name_prefix="export"))
+            storing = pool.submit(_store, context, export)  # stored while the summary is read
             summary = job.reconciliation.summary()
             top = [
                 f.model_dump(mode="json") for f in job.reconciliation.findings(limit=TOP_FINDINGS)
@@ -329,7 +326,7 @@ def reconcile(tool_context: ToolContext) -> dict[str, Any]:
 
 
 def _store(context: InvestigationContext, export: Path) -> StoredBlob:
-    """Store the exceptions CSV at `export` in the blob store; its digest names it."""
+    """Store the exceptions CSV at `export` (hashed, written, synced), beside the summary."""
     with export.open("rb") as handle:
         return context.blobs.put(handle)
 
