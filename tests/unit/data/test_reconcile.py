@@ -18,6 +18,8 @@ from agent.data.reconcile import (
     load_and_validate,
     reconcile,
 )
+from agent.data.reconcile.engine import engine_parameters
+from agent.data.reconcile.runner import run_sql
 from agent.data.schema import AmountReading, DatasetMapping, Mapping, ReadingOptions, Role
 
 ORDERS = [
@@ -188,22 +190,13 @@ def test_line_items_collapse_to_their_first_row(run: Reconciliation) -> None:
     assert summary.orders == len(ORDERS) - 1
 
 
-def test_export_neutralises_formulas(tmp_path: Path) -> None:
-    orders = write(
-        tmp_path / "o.csv",
-        ["order_id", "total", "currency"],
-        [("=HYPERLINK(1)", "10.00", "USD"), ("+2", "5.00", "USD"), ("3", "1.00", "USD")],
-    )
-    payments = write(
-        tmp_path / "p.csv",
-        ["payment_id", "order_id", "amount", "currency"],
-        [("@SUM(A1)", "#777", "4.00", "USD"), ("ch_1", "3", "1.00", "USD")],
-    )
-    files = {Role.ORDERS: (orders, "o.csv"), Role.PAYMENTS: (payments, "p.csv")}
+def _formula_mapping() -> Mapping:
+    """The files of the formula tests: an order id, total and currency; a payment id, its
+    order reference, amount and currency."""
     options = ReadingOptions(
         amounts={"order_amount": AmountReading(), "captured_amount": AmountReading()}
     )
-    mapping = Mapping(
+    return Mapping(
         orders=DatasetMapping(
             columns={"order_id": "order_id", "order_amount": "total", "currency": "currency"},
             options=options,
@@ -218,7 +211,21 @@ def test_export_neutralises_formulas(tmp_path: Path) -> None:
             options=options,
         ),
     )
-    run = reconcile(files, mapping, Policy())
+
+
+def test_export_neutralises_formulas(tmp_path: Path) -> None:
+    orders = write(
+        tmp_path / "o.csv",
+        ["order_id", "total", "currency"],
+        [("=HYPERLINK(1)", "10.00", "USD"), ("+2", "5.00", "USD"), ("3", "1.00", "USD")],
+    )
+    payments = write(
+        tmp_path / "p.csv",
+        ["payment_id", "order_id", "amount", "currency"],
+        [("@SUM(A1)", "#777", "4.00", "USD"), ("ch_1", "3", "1.00", "USD")],
+    )
+    files = {Role.ORDERS: (orders, "o.csv"), Role.PAYMENTS: (payments, "p.csv")}
+    run = reconcile(files, _formula_mapping(), Policy())
     out = tmp_path / "exceptions.csv"
     assert run.export_csv(out) == 3
     with out.open(newline="") as handle:
@@ -232,6 +239,32 @@ def test_export_neutralises_formulas(tmp_path: Path) -> None:
         "-10.00",
         "-5.00",
     }
+
+
+@pytest.mark.parametrize(
+    ("cell", "written"),
+    [
+        ("=1+1", "'=1+1"),
+        ("+31 6", "'+31 6"),
+        ("-2", "'-2"),
+        ("@SUM(A1)", "'@SUM(A1)"),
+        ("\tx", "'\tx"),
+        ("\rx", "'\rx"),
+        ("a=b", "a=b"),
+        ("", ""),
+        ("é=1", "é=1"),
+        ("\u22121", "\u22121"),  # a minus sign that is not the ASCII hyphen: text to a spreadsheet
+        (None, None),
+    ],
+)
+def test_a_cell_a_spreadsheet_would_run_as_a_formula_gets_a_quote(
+    cell: str | None, written: str | None
+) -> None:
+    """The exceptions CSV's `spreadsheet_safe`: a cell from an uploaded file that starts with
+    `= + - @`, a tab or a carriage return is written with a leading `'`; no other cell changes."""
+    con = connect()
+    run_sql(con, "setup", engine_parameters(_formula_mapping(), Policy()))
+    assert con.execute("SELECT spreadsheet_safe(?::VARCHAR)", [cell]).fetchone() == (written,)
 
 
 def test_every_category_is_explained_in_words() -> None:
