@@ -12,7 +12,6 @@ import json
 import logging
 import re
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from functools import partial
 from pathlib import Path
@@ -33,7 +32,6 @@ from agent.data.schema import READING_OPTIONS, Role
 from agent.domain import PauseKind
 from agent.errors import ReconbotError, UnknownColumnError
 from agent.identity import input_identity
-from agent.ports import StoredBlob
 from agent.runtime.context import (
     STATE_KEY,
     InvestigationContext,
@@ -41,6 +39,7 @@ from agent.runtime.context import (
     ReconcileResult,
     file_sources,
 )
+from agent.runtime.export import store_beside
 
 logger = logging.getLogger(__name__)
 
@@ -294,13 +293,11 @@ def reconcile(tool_context: ToolContext) -> dict[str, Any]:
                     {"error": "The bytes read differ from the approved files; nothing reported."},
                     error=True,
                 )
-            pool = stack.enter_context(ThreadPoolExecutor(1, thread_name_prefix="export"))
-            storing = pool.submit(_store, context, export)  # stored while the summary is read
-            summary = job.reconciliation.summary()
-            top = [
-                f.model_dump(mode="json") for f in job.reconciliation.findings(limit=TOP_FINDINGS)
-            ]
-            stored = storing.result()
+            run = job.reconciliation
+            stored, (summary, shown) = store_beside(
+                context.blobs, export, lambda: (run.summary(), run.findings(limit=TOP_FINDINGS))
+            )
+            top = [finding.model_dump(mode="json") for finding in shown]
     except ReconbotError as error:
         return result({"error": str(error)}, error=True)
     context.result = ReconcileResult(
@@ -323,12 +320,6 @@ def reconcile(tool_context: ToolContext) -> dict[str, Any]:
             "exceptions_file_rows": job.exported,
         }
     )
-
-
-def _store(context: InvestigationContext, export: Path) -> StoredBlob:
-    """Store the exceptions CSV at `export` (hashed, written, synced), beside the summary."""
-    with export.open("rb") as handle:
-        return context.blobs.put(handle)
 
 
 @tool(context=True)
