@@ -13,7 +13,6 @@ import logging
 import re
 import tempfile
 from contextlib import ExitStack
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -64,10 +63,9 @@ def result(data: dict[str, Any], *, error: bool = False) -> dict[str, Any]:
 
 def _samples(context: InvestigationContext) -> dict[Role, CsvSample]:
     """Each file's head sample (fetched only the first time a process inspects the file)."""
+    sources = file_sources(context.blobs, context.files)
     return {
-        role: context.samples.sample(
-            ref.digest, ref.name, partial(context.blobs.local_copy, ref.digest)
-        )
+        role: context.samples.sample(ref.digest, ref.name, sources[role].fetch)
         for role, ref in context.files.items()
     }
 

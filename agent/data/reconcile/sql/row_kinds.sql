@@ -80,12 +80,12 @@ WITH bad AS (
     UNION ALL
     SELECT head, r FROM order_conflicts
 )
-SELECT h.order_key, h.r, h.kind = 'unreadable' AS unreadable, CAST(h.reason AS VARCHAR) AS reason,
+SELECT h.r, h.kind = 'unreadable' AS unreadable, CAST(h.reason AS VARCHAR) AS reason,
        coalesce(h.voided, false) AS voided,
        list(x.r + 1 ORDER BY x.r) AS rows, any_value(h.exponent) AS exponent,
        any_value(h.amount_minor) AS amount_minor
 FROM order_heads h JOIN id_rows x ON x.head = h.r
-GROUP BY h.order_key, h.r, h.kind, h.reason, h.voided;
+GROUP BY h.r, h.kind, h.reason, h.voided;
 
 -- Payment ids on more than one row: only their rows can be repeated payments.
 CREATE OR REPLACE TABLE repeated_payment_ids AS
