@@ -55,20 +55,45 @@ class SampleCache:
         """`infer_mapping` of two sampled files (their digests name them) under `answers`,
         inferred once per process: the agent's inspection and the validation after it ask
         for the same proposal. Raises what `infer_mapping` raises (never remembered)."""
-        given = {role.value: dict(fields) for role, fields in (answers or {}).items()}
-        names = [sample.layout.file_name for sample in samples]
-        key = json.dumps([*digests, *names, given], sort_keys=True)
+        key = _proposal_key(samples, digests, answers)
         with self._lock:
             found = self._proposals.get(key)
             if found is not None:
                 self._proposals.move_to_end(key)
                 return found
         found = infer_mapping(*samples, answers=answers)
+        self._remember_proposal(key, found)
+        return found
+
+    def keep_proposal(
+        self,
+        samples: tuple[CsvSample, CsvSample],
+        digests: tuple[str, str],
+        answers: dict[Role, dict[str, str]] | None,
+        found: Proposal,
+    ) -> None:
+        """Remember `found`, inferred from `samples` under `answers` before their files'
+        digests were known (while the files were stored), as `proposal` would have."""
+        self._remember_proposal(_proposal_key(samples, digests, answers), found)
+
+    def _remember_proposal(self, key: str, found: Proposal) -> None:
         with self._lock:
             self._proposals[key] = found
+            self._proposals.move_to_end(key)
             while len(self._proposals) > self.size:
                 self._proposals.popitem(last=False)
-        return found
+
+    def keep(self, digest: str, head: bytes, size: int, found: CsvSample) -> None:
+        """Remember `found`, the sample `inspect_head` made of the file with `digest` from its
+        first bytes `head` (`size` bytes in all) while the file was being stored, as `sample`
+        would have: in memory, and the head on disk for other processes."""
+        with self._lock:
+            self._samples[digest] = found
+            self._samples.move_to_end(digest)
+            while len(self._samples) > self.size:
+                self._samples.popitem(last=False)
+        if self.folder is not None:
+            self._keep(digest.removeprefix("sha256:"), head[:HEAD_BYTES], size)
 
     def sample(self, digest: str, file_name: str, fetch: Fetch) -> CsvSample:
         """The sample of the file with `digest` (`inspect_csv`), its layout named `file_name`.
@@ -123,3 +148,14 @@ class SampleCache:
                     kept.unlink(missing_ok=True)
         except OSError:
             logger.warning("folder=<%s> | a file's head was not kept", self.folder)
+
+
+def _proposal_key(
+    samples: tuple[CsvSample, CsvSample],
+    digests: tuple[str, str],
+    answers: dict[Role, dict[str, str]] | None,
+) -> str:
+    """The key of a proposal: the files (their digests and names) and the answers given."""
+    given = {role.value: dict(fields) for role, fields in (answers or {}).items()}
+    names = [sample.layout.file_name for sample in samples]
+    return json.dumps([*digests, *names, given], sort_keys=True)

@@ -8,11 +8,8 @@ inspection is found and offered again (`Recovery.find_stalled`).
 from __future__ import annotations
 
 import logging
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from functools import partial
 
-from agent.data.mapping import assign_roles, role_of
 from agent.data.schema import Role
 from agent.dependencies import Dependencies, Progress
 from agent.domain import ApprovalRequest, DatasetRef, Investigation, InvestigationStatus, Revision
@@ -21,6 +18,7 @@ from agent.identity import input_identity, new_id
 from agent.ports import StoredBlob
 from agent.runtime.prompts import investigate_prompt
 from agent.runtime.turns import AgentTurns, supersede_pending
+from agent.usecases.arrival import store_and_inspect
 from agent.usecases.common import Upload, current_revision, investigation_in, pending_in
 
 logger = logging.getLogger(__name__)
@@ -240,32 +238,18 @@ class Intake:
             ) from None
 
     def _refs(self, uploads: list[Upload]) -> dict[Role, DatasetRef]:
-        # Both files stored at once: each is hashed and written (and fsynced) as it is read,
-        # which waits on the disk or the network as much as on the CPU.
-        with ThreadPoolExecutor(
-            max_workers=max(1, len(uploads)), thread_name_prefix="store"
-        ) as pool:
-            stored = list(zip(uploads, pool.map(self._put, uploads), strict=True))
-        samples = []
-        for upload, blob in stored:
-            fetch = partial(self.deps.blobs.local_copy, blob.digest)
-            samples.append(self.deps.samples.sample(blob.digest, upload.name, fetch))
-        roles: tuple[Role, ...]
-        if len(stored) == 1:
-            roles = (role_of(samples[0]),)
-        elif len(stored) == 2:
-            roles = assign_roles(samples[0], samples[1])
-        else:
-            raise WorkflowError("An investigation takes one orders file and one payments file.")
+        # Both files stored at once, each hashed and written (and fsynced) as it is read; each
+        # file's head is inspected, and a pair's mapping inferred, while the rest is stored.
+        arrived = store_and_inspect(uploads, self._put, self.deps.samples, self.deps.blobs)
         return {
-            role: DatasetRef(
-                role=role,
-                name=upload.name,
-                size=blob.size,
-                digest=blob.digest,
-                slack_file_id=upload.slack_file_id,
+            a.role: DatasetRef(
+                role=a.role,
+                name=a.upload.name,
+                size=a.blob.size,
+                digest=a.blob.digest,
+                slack_file_id=a.upload.slack_file_id,
             )
-            for role, (upload, blob) in zip(roles, stored, strict=True)
+            for a in arrived
         }
 
     def _revision(

@@ -1,0 +1,139 @@
+"""Uploads stored, and inspected while they are stored.
+
+Files are stored before anything is recorded about them (`Intake`). Inspecting a file (deciding
+its layout and sampling its first records, from its head), deciding which role each of two
+files plays and inferring the mapping of the pair are Python work on one core, and need only
+the files' heads. So each file's head is inspected as soon as its store has read it (a
+`HeadTap` between the upload and the blob store), and a pair's roles and mapping are decided,
+while the stores still hash, write and sync the rest of the bytes (or download them from
+Slack). What is found is remembered under the files' digests once the stores give them, exactly
+as inspecting the stored files afterwards would have found it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from functools import partial
+from typing import BinaryIO, cast
+
+from agent.data.ingest import CsvSample, inspect_head
+from agent.data.ingest.head_tap import HeadTap
+from agent.data.mapping import Proposal, assign_roles, infer_mapping, role_of
+from agent.data.samples import SampleCache
+from agent.data.schema import Role
+from agent.errors import ReconbotError, WorkflowError
+from agent.ports import BlobStore, StoredBlob
+from agent.usecases.common import Upload
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Arrived:
+    """A stored upload and the role its file plays."""
+
+    role: Role
+    upload: Upload
+    blob: StoredBlob
+
+
+@dataclass
+class _Head:
+    """What a file's head gave while the file was stored: its bytes and sample, or the error
+    that inspecting it raised (raised once every file is stored)."""
+
+    head: bytes
+    sample: CsvSample | None = None
+    error: ReconbotError | None = None
+
+
+def store_and_inspect(
+    uploads: list[Upload],
+    put: Callable[[Upload], StoredBlob],
+    samples: SampleCache,
+    blobs: BlobStore,
+) -> list[Arrived]:
+    """Store the uploads (all at once, with `put`) and decide which role each file plays.
+
+    Raises, once every file is stored, what storing and then inspecting them one by one
+    raises: a store's failure first, then the typed input error of the first file that is not a
+    readable CSV export, or WorkflowError for more than two files. With two files whose heads
+    read, the mapping inferred from them is remembered in `samples` for the inspection that
+    follows.
+    """
+    taps = [HeadTap(upload.stream) for upload in uploads]  # the stores call only `read`
+    with ThreadPoolExecutor(max_workers=max(1, len(uploads)), thread_name_prefix="store") as pool:
+        storing = [
+            pool.submit(_store, put, replace(upload, stream=cast(BinaryIO, tap)), tap)
+            for upload, tap in zip(uploads, taps, strict=True)
+        ]
+        heads = [_inspect(tap, upload.name) for upload, tap in zip(uploads, taps, strict=True)]
+        early = _decide(heads)
+        stored = [future.result() for future in storing]
+    found: list[CsvSample] = []
+    for upload, blob, head in zip(uploads, stored, heads, strict=True):
+        if head is not None and head.error is not None:
+            raise head.error
+        if head is not None and head.sample is not None:
+            samples.keep(blob.digest, head.head, blob.size, head.sample)
+            found.append(head.sample)
+        else:  # the head was not seen: inspected from the stored file
+            fetch = partial(blobs.local_copy, blob.digest)
+            found.append(samples.sample(blob.digest, upload.name, fetch))
+    if len(stored) == 1:
+        roles: tuple[Role, ...] = (role_of(found[0]),)
+    elif len(stored) == 2:
+        roles = early[0] if early is not None else assign_roles(found[0], found[1])
+    else:
+        raise WorkflowError("An investigation takes one orders file and one payments file.")
+    arrived = [
+        Arrived(role, upload, blob)
+        for role, upload, blob in zip(roles, uploads, stored, strict=True)
+    ]
+    if early is not None and early[1] is not None:
+        pairs = zip(arrived, found, strict=True)
+        by_role = {a.role: (sample, a.blob.digest) for a, sample in pairs}
+        orders, payments = by_role[Role.ORDERS], by_role[Role.PAYMENTS]
+        samples.keep_proposal((orders[0], payments[0]), (orders[1], payments[1]), None, early[1])
+    return arrived
+
+
+def _store(put: Callable[[Upload], StoredBlob], upload: Upload, tap: HeadTap) -> StoredBlob:
+    """Store one upload read through its tap; the tap hears when the store stops."""
+    try:
+        return put(upload)
+    finally:
+        tap.finish()
+
+
+def _inspect(tap: HeadTap, file_name: str) -> _Head | None:
+    """Inspect a file's head as soon as its store has read it (None: the store stopped first,
+    and its error is the one to report)."""
+    seen = tap.head()
+    if seen is None:
+        return None
+    head, size = seen
+    try:
+        return _Head(head, sample=inspect_head(head, size, file_name))
+    except ReconbotError as error:
+        return _Head(head, error=error)
+
+
+def _decide(heads: list[_Head | None]) -> tuple[tuple[Role, Role], Proposal | None] | None:
+    """For two files whose heads read: the role each plays and the mapping inferred from them
+    (None when it cannot be inferred: the inspection that follows says why)."""
+    read = [h.sample for h in heads if h is not None and h.sample is not None]
+    if len(heads) != 2 or len(read) != 2:
+        return None
+    first, second = read
+    roles = assign_roles(first, second)
+    pair = (first, second) if roles[0] is Role.ORDERS else (second, first)
+    try:
+        proposal = infer_mapping(*pair)
+    except (ReconbotError, KeyError) as error:  # the validation says why
+        logger.info("error=<%s> | no mapping inferred from the heads", type(error).__name__)
+        proposal = None
+    return roles, proposal

@@ -1,0 +1,175 @@
+"""Uploads are inspected while they are stored: what is found equals inspecting the stored files,
+errors come out as storing then inspecting would raise them, and nothing waits forever."""
+
+from __future__ import annotations
+
+import io
+import threading
+from contextlib import AbstractContextManager
+from functools import partial
+from pathlib import Path
+
+import pytest
+
+import agent.data.samples as samples_module
+import agent.usecases.arrival as arrival
+from agent.data.ingest import HEAD_BYTES
+from agent.data.mapping import infer_mapping
+from agent.data.samples import SampleCache
+from agent.data.schema import Role
+from agent.errors import FileTooLargeError, NotCsvError, WorkflowError
+from agent.ports import StoredBlob
+from agent.usecases.arrival import store_and_inspect
+from agent.usecases.common import Upload
+from storage.blobs import LocalBlobStore
+
+from .conftest import Demo
+
+
+def _upload(data: bytes, name: str) -> Upload:
+    return Upload(io.BytesIO(data), name)
+
+
+def _big_orders(demo: Demo) -> bytes:
+    """The demo orders with rows repeated past the head, so the head is not the whole file."""
+    header, _, rows = demo.orders.read_bytes().partition(b"\n")
+    data = header + b"\n" + rows
+    while len(data) <= 2 * HEAD_BYTES:
+        data += rows
+    return data
+
+
+def test_samples_and_proposal_equal_inspecting_the_stored_files(
+    tmp_path: Path, demo: Demo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blobs = LocalBlobStore(tmp_path / "blobs")
+    samples = SampleCache(folder=tmp_path / "heads")
+    orders = _big_orders(demo)
+    payments = demo.payments.read_bytes()
+
+    arrived = store_and_inspect(
+        # Payments first: the roles come from the contents, not the order.
+        [_upload(payments, "stripe.csv"), _upload(orders, "shop.csv")],
+        lambda upload: blobs.put(upload.stream),
+        samples,
+        blobs,
+    )
+
+    assert [(a.role, a.upload.name) for a in arrived] == [
+        (Role.PAYMENTS, "stripe.csv"),
+        (Role.ORDERS, "shop.csv"),
+    ]
+    by_role = {a.role: a.blob for a in arrived}
+    fresh = SampleCache(folder=tmp_path / "heads")  # another process: only the heads are kept
+    for role, name in ((Role.ORDERS, "shop.csv"), (Role.PAYMENTS, "stripe.csv")):
+        blob = by_role[role]
+        kept = samples.sample(blob.digest, name, _never)
+        assert fresh.sample(blob.digest, name, _never) == kept
+        heads = (tmp_path / "heads").glob(f"{blob.digest.removeprefix('sha256:')}-*.head")
+        assert [h.name.rsplit("-", 1)[1] for h in heads] == [f"{blob.size}.head"]
+        # Inspecting the stored file, as before the files were inspected while stored.
+        assert kept == SampleCache().sample(
+            blob.digest, name, partial(blobs.local_copy, blob.digest)
+        )
+    pair = (
+        samples.sample(by_role[Role.ORDERS].digest, "shop.csv", _never),
+        samples.sample(by_role[Role.PAYMENTS].digest, "stripe.csv", _never),
+    )
+    digests = (by_role[Role.ORDERS].digest, by_role[Role.PAYMENTS].digest)
+    calls: list[object] = []
+    monkeypatch.setattr(samples_module, "infer_mapping", lambda *a, **k: calls.append(a))
+
+    remembered = samples.proposal(pair, digests, {})
+
+    assert calls == []  # inferred while the files were stored, not again
+    assert remembered == infer_mapping(*pair)
+
+
+def test_the_head_is_inspected_and_the_mapping_inferred_while_the_files_are_stored(
+    tmp_path: Path, demo: Demo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blobs = LocalBlobStore(tmp_path / "blobs")
+    inferred = threading.Event()
+    original = arrival.infer_mapping
+
+    def noting(*args: object, **kwargs: object) -> object:
+        found = original(*args, **kwargs)  # type: ignore[arg-type]
+        inferred.set()
+        return found
+
+    monkeypatch.setattr(arrival, "infer_mapping", noting)
+
+    def slow_put(upload: Upload) -> StoredBlob:
+        head = upload.stream.read(HEAD_BYTES + 1)
+        if len(head) <= HEAD_BYTES:  # a small file: read to its end, as a store does
+            head += upload.stream.read()
+        # The rest of the bytes come only once the mapping is inferred from the heads: a
+        # mapping inferred after the store would leave this waiting, and the test failing.
+        assert inferred.wait(timeout=10), "the mapping was not inferred while storing"
+        return blobs.put(io.BytesIO(head + upload.stream.read()))
+
+    arrived = store_and_inspect(
+        [_upload(_big_orders(demo), "orders.csv"), _upload(demo.payments.read_bytes(), "p.csv")],
+        slow_put,
+        SampleCache(),
+        blobs,
+    )
+
+    assert {a.role for a in arrived} == set(Role)
+
+
+def test_a_file_that_is_not_csv_is_refused_by_name_after_both_are_stored(
+    tmp_path: Path, demo: Demo
+) -> None:
+    blobs = LocalBlobStore(tmp_path / "blobs")
+    pdf = b"%PDF-1.7\n" + b"x" * 1000
+    stored: list[StoredBlob] = []
+
+    def put(upload: Upload) -> StoredBlob:
+        stored.append(blobs.put(upload.stream))
+        return stored[-1]
+
+    with pytest.raises(NotCsvError, match=r"report\.pdf\.csv"):
+        store_and_inspect(
+            [_upload(demo.orders.read_bytes(), "orders.csv"), _upload(pdf, "report.pdf.csv")],
+            put,
+            SampleCache(),
+            blobs,
+        )
+    assert len(stored) == 2
+    assert all(blobs.exists(blob.digest) for blob in stored)
+
+
+def test_a_store_that_fails_is_what_is_raised_and_nothing_waits(tmp_path: Path, demo: Demo) -> None:
+    blobs = LocalBlobStore(tmp_path / "blobs")
+
+    def put(upload: Upload) -> StoredBlob:
+        if upload.name == "huge.csv":
+            upload.stream.read(10)  # fails before the head is read
+            raise FileTooLargeError("the file is over the upload limit", file_name="huge.csv")
+        return blobs.put(upload.stream)
+
+    with pytest.raises(FileTooLargeError, match=r"huge\.csv"):
+        store_and_inspect(
+            # The other file is not a CSV either: the store's failure comes first.
+            [_upload(b"%PDF-1.7\n", "other.csv"), _upload(demo.orders.read_bytes(), "huge.csv")],
+            put,
+            SampleCache(),
+            blobs,
+        )
+
+
+def test_more_than_two_files_are_refused(tmp_path: Path, demo: Demo) -> None:
+    blobs = LocalBlobStore(tmp_path / "blobs")
+    data = demo.orders.read_bytes()
+    with pytest.raises(WorkflowError, match="one orders file and one payments file"):
+        store_and_inspect(
+            [_upload(data, f"{n}.csv") for n in "abc"],
+            lambda upload: blobs.put(upload.stream),
+            SampleCache(),
+            blobs,
+        )
+
+
+def _never() -> AbstractContextManager[Path]:
+    pytest.fail("fetched a file whose sample was kept")
