@@ -16,7 +16,9 @@ Beside it, in the same run, a child runs `scripts/pandas_pipeline.py` on the sam
 read, reconcile, export: the whole job done the straightforward way, without any of the
 person's steps). Each pipeline runs --repeat times after one discarded warm-up run; the figures
 are medians, and each child's peak resident memory (`ru_maxrss`, in MiB) is the largest seen,
-with the child's peak by the end of each step beside the step (where the peak happens). Both
+with the child's peak by the end of each step beside the step (where the peak happens), and
+the CPU time the child used in each step (on 2 cores, a step of about twice its seconds in CPU
+time is bound by the cores, not waiting). Both
 pipelines' per-category counts are checked against `truth.json` on every run. Interpreter
 start-up and imports are excluded for both. Last, a child times DuckDB alone parsing every
 cell of both files at once, with the reader options of reconbot's own first read, keeping
@@ -79,8 +81,9 @@ def child_flow(orders: Path, payments: Path, folder: Path) -> None:
     service = build_runtime(settings).service
     user = terminal_identity()
     seconds: dict[str, float] = {}
+    cpu: dict[str, float] = {}
     peaks: dict[str, float] = {}
-    start = time.perf_counter()
+    start, used = time.perf_counter(), time.process_time()
     with orders.open("rb") as first, payments.open("rb") as second:
         uploads = [
             Upload(first, orders.name, local=True),
@@ -88,24 +91,27 @@ def child_flow(orders: Path, payments: Path, folder: Path) -> None:
         ]
         request = service.intake.start(uploads, requested_by=user).request
     seconds[STEPS[0]] = time.perf_counter() - start
+    cpu[STEPS[0]] = time.process_time() - used
     peaks[STEPS[0]] = peak_mib()
     if request is None or request.kind.value != "confirmation":
         raise SystemExit(f"the demo data did not give a confirmation request: {request}")
-    start = time.perf_counter()
+    start, used = time.perf_counter(), time.process_time()
     answers = {Role(role): fields for role, fields in EDIT.items()}
     edited = service.decisions.edit(
         request.pause_id, request.authorization_identity, Approver(user=user), answers
     )
     seconds[STEPS[1]] = time.perf_counter() - start
+    cpu[STEPS[1]] = time.process_time() - used
     peaks[STEPS[1]] = peak_mib()
     assert edited.kind.value == "confirmation", edited.problems
-    start = time.perf_counter()
+    start, used = time.perf_counter(), time.process_time()
     outcome = service.decisions.confirm(
         edited.pause_id, edited.authorization_identity, Approver(user=user)
     )
     seconds[STEPS[2]] = time.perf_counter() - start
+    cpu[STEPS[2]] = time.process_time() - used
     peaks[STEPS[2]] = peak_mib()
-    print(json.dumps({"steps": seconds, "peaks": peaks, "counts": outcome.counts}))
+    print(json.dumps({"steps": seconds, "cpu": cpu, "peaks": peaks, "counts": outcome.counts}))
 
 
 def child_floor(orders: Path, payments: Path, folder: Path) -> None:
@@ -196,6 +202,7 @@ def main() -> None:
         expected = {k: v for k, v in truth.items() if v}
         megabytes = sum((folder / f).stat().st_size for f in ("orders.csv", "payments.csv")) / 1e6
         times: dict[str, dict[str, list[float]]] = {k: {} for k in kinds}
+        cpus: dict[str, list[float]] = {}
         step_peaks: dict[str, float] = dict.fromkeys(STEPS, 0.0)
         peaks: dict[str, float] = dict.fromkeys(kinds, 0.0)
         agree: dict[str, bool] = dict.fromkeys(kinds, True)
@@ -211,6 +218,8 @@ def main() -> None:
                     peaks[kind] = max(peaks[kind], rss)
                     for step, peak in dict(result.get("peaks", {})).items():
                         step_peaks[step] = max(step_peaks[step], float(peak))
+                    for step, used in dict(result.get("cpu", {})).items():
+                        cpus.setdefault(step, []).append(float(used))
                     steps = dict(result["steps"])
                     steps["whole"] = sum(steps.values())
                     for step, value in steps.items():
@@ -219,7 +228,8 @@ def main() -> None:
         flow = {step: statistics.median(values) for step, values in times["flow"].items()}
         for step in STEPS:
             peak = f"peak by then {step_peaks[step]:>6.0f} MiB"
-            print(f"  reconbot {step:<20} {flow[step]:>7.2f} s; {peak}")
+            used = f"CPU {statistics.median(cpus[step]):>5.2f} s" if step in cpus else ""
+            print(f"  reconbot {step:<20} {flow[step]:>7.2f} s; {used}; {peak}")
         print(f"  reconbot {'whole':<20} {flow['whole']:>7.2f} s")
         floors = [measure(folder, "floor", Path(args.data))[0]["seconds"] for _ in range(3)]
         print(
