@@ -216,12 +216,14 @@ def sql_amount(column: str, fmt: NumberFormat) -> str:
             guards.append(
                 f"NOT contains({column}, '{fmt.thousands.replace(chr(39), chr(39) * 2)}')"
             )
-        cast = f"TRY_CAST({column} AS {SQL_DECIMAL})"
-        fast = f"WHEN {' AND '.join(guards)} AND {cast} IS NOT NULL THEN {cast} "
-    return (
-        f"(CASE {fast}WHEN regexp_full_match({column}, '{signed}') "
+        # The cast once, not twice (in a guard, then as the value): where it gives nothing the
+        # readings below decide, as they would after a guard that failed.
+        fast = f"CASE WHEN {' AND '.join(guards)} THEN TRY_CAST({column} AS {SQL_DECIMAL}) END"
+    rest = (
+        f"(CASE WHEN regexp_full_match({column}, '{signed}') "
         f"THEN TRY_CAST({simple} AS {SQL_DECIMAL}) ELSE {general} END)"
     )
+    return f"coalesce({fast}, {rest})" if fast else rest
 
 
 # --- timestamps -------------------------------------------------------------------------------
