@@ -209,15 +209,13 @@ def sql_amount(column: str, fmt: NumberFormat) -> str:
     simple = digits.replace(core, column)
     fast = ""
     if fmt.decimal == ".":
-        # A cast that fails costs far more than one that succeeds: only try it on values that
-        # hold no separator but the decimal point.
+        # A cast that fails costs far more than one that succeeds: tried only on values holding
+        # no separator but the decimal point, once (where it gives nothing, the rest decides).
         guards = [f"NOT contains({column}, ',')"]
         if fmt.thousands not in ("", ",", " "):
             guards.append(
                 f"NOT contains({column}, '{fmt.thousands.replace(chr(39), chr(39) * 2)}')"
             )
-        # The cast once, not twice (in a guard, then as the value): where it gives nothing the
-        # readings below decide, as they would after a guard that failed.
         fast = f"CASE WHEN {' AND '.join(guards)} THEN TRY_CAST({column} AS {SQL_DECIMAL}) END"
     rest = (
         f"(CASE WHEN regexp_full_match({column}, '{signed}') "
