@@ -193,7 +193,8 @@ def main() -> None:
         return
     kinds = ("flow",) if args.no_pandas else ("flow", "pandas")
     print(
-        f"machine: {os.cpu_count()} cores; {args.repeat} runs of each after a warm-up run; "
+        f"machine: {os.cpu_count()} cores; {args.repeat} runs of each"
+        f"{'' if args.no_warm_up else ' after a warm-up run'}; "
         "medians; peak = the largest peak RSS of a run (MiB), by the end of each step"
     )
     for size in args.sizes:
