@@ -24,7 +24,7 @@ from agent.data.ingest.head_tap import HeadTap
 from agent.data.mapping import Proposal, assign_roles, infer_mapping, role_of
 from agent.data.samples import SampleCache
 from agent.data.schema import Role
-from agent.errors import ReconbotError, WorkflowError
+from agent.errors import WorkflowError
 from agent.ports import BlobStore, StoredBlob
 from agent.usecases.common import Upload
 
@@ -42,12 +42,18 @@ class Arrived:
 
 @dataclass
 class _Head:
-    """What a file's head gave while the file was stored: its bytes and sample, or the error
-    that inspecting it raised (raised once every file is stored)."""
+    """What a file's head gave while the file was stored: its bytes, the size `inspect_head`
+    was told (whether the head is the whole file), and its sample or the error that inspecting
+    it raised (raised once every file is stored, in the order of the files)."""
 
     head: bytes
+    told: int
     sample: CsvSample | None = None
-    error: ReconbotError | None = None
+    error: Exception | None = None
+
+    def fits(self, blob: StoredBlob) -> bool:
+        """Whether the head was judged whole exactly when the stored file is the head."""
+        return (len(self.head) == self.told) == (len(self.head) == blob.size)
 
 
 def store_and_inspect(
@@ -75,12 +81,13 @@ def store_and_inspect(
         stored = [future.result() for future in storing]
     found: list[CsvSample] = []
     for upload, blob, head in zip(uploads, stored, heads, strict=True):
-        if head is not None and head.error is not None:
-            raise head.error
-        if head is not None and head.sample is not None:
-            samples.keep(blob.digest, head.head, blob.size, head.sample)
-            found.append(head.sample)
-        else:  # the head was not seen: inspected from the stored file
+        seen = head if head is not None and head.fits(blob) else None
+        if seen is not None and seen.error is not None:
+            raise seen.error
+        if seen is not None and seen.sample is not None:
+            samples.keep(blob.digest, seen.head, blob.size, seen.sample)
+            found.append(seen.sample)
+        else:  # the head was not seen as stored: inspected from the stored file
             fetch = partial(blobs.local_copy, blob.digest)
             found.append(samples.sample(blob.digest, upload.name, fetch))
     if len(stored) == 1:
@@ -117,23 +124,30 @@ def _inspect(tap: HeadTap, file_name: str) -> _Head | None:
         return None
     head, size = seen
     try:
-        return _Head(head, sample=inspect_head(head, size, file_name))
-    except ReconbotError as error:
-        return _Head(head, error=error)
+        return _Head(head, size, sample=inspect_head(head, size, file_name))
+    except Exception as error:  # raised in the order of the files, once every file is stored
+        return _Head(head, size, error=error)
 
 
 def _decide(heads: list[_Head | None]) -> tuple[tuple[Role, Role], Proposal | None] | None:
     """For two files whose heads read: the role each plays and the mapping inferred from them
-    (None when it cannot be inferred: the inspection that follows says why)."""
+    (None when it cannot be inferred: the inspection that follows says why).
+
+    Only a head start: whatever fails here is left to the steps after the files are stored,
+    which meet it where and as they did before (the validation says why no mapping fits)."""
     read = [h.sample for h in heads if h is not None and h.sample is not None]
     if len(heads) != 2 or len(read) != 2:
         return None
     first, second = read
-    roles = assign_roles(first, second)
+    try:
+        roles = assign_roles(first, second)
+    except Exception as error:
+        logger.warning("error=<%s> | no roles assigned from the heads", type(error).__name__)
+        return None
     pair = (first, second) if roles[0] is Role.ORDERS else (second, first)
     try:
         proposal = infer_mapping(*pair)
-    except (ReconbotError, KeyError) as error:  # the validation says why
+    except Exception as error:
         logger.info("error=<%s> | no mapping inferred from the heads", type(error).__name__)
         proposal = None
     return roles, proposal

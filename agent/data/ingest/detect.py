@@ -99,7 +99,13 @@ def _decode_head(
     if head.startswith(codecs.BOM_UTF8):
         return "utf-8", head[3:].decode("utf-8", errors="ignore"), ()
     if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        text = codecs.getincrementaldecoder("utf-16")().decode(head, final=complete)
+        try:
+            text = codecs.getincrementaldecoder("utf-16")().decode(head, final=complete)
+        except UnicodeDecodeError as error:
+            raise EncodingError(
+                "the file starts as UTF-16 text but is not valid UTF-16; export it again as UTF-8",
+                file_name=file_name,
+            ) from error
         return "utf-16", text, ("read as UTF-16",)
     for magic, what in _MAGIC:
         if head.startswith(magic):

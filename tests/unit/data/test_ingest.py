@@ -202,3 +202,10 @@ def test_count_records_agrees_with_the_rows_duckdb_reads(tmp_path: Path) -> None
     path = tmp_path / "t.csv"
     path.write_bytes(text.encode())
     assert count_records(path) == 5
+
+
+def test_a_file_that_starts_as_utf16_but_is_not_is_refused_by_name(tmp_path: Path) -> None:
+    # A byte-order mark, then a lone surrogate: no UTF-16 decoder reads it.
+    data = codecs.BOM_UTF16_LE + "id,amount\n".encode("utf-16-le") + b"\x00\xd8x\x00"
+    with pytest.raises(EncodingError, match=r"exported\.csv: the file starts as UTF-16"):
+        inspect_csv(write(tmp_path, "exported.csv", data), "exported.csv", max_bytes=LIMIT)

@@ -3,8 +3,10 @@ errors come out as storing then inspecting would raise them, and nothing waits f
 
 from __future__ import annotations
 
+import codecs
 import io
 import threading
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from functools import partial
 from pathlib import Path
@@ -17,7 +19,13 @@ from agent.data.ingest import HEAD_BYTES
 from agent.data.mapping import infer_mapping
 from agent.data.samples import SampleCache
 from agent.data.schema import Role
-from agent.errors import FileTooLargeError, NotCsvError, WorkflowError
+from agent.errors import (
+    EncodingError,
+    FileTooLargeError,
+    NotCsvError,
+    StorageUnavailableError,
+    WorkflowError,
+)
 from agent.ports import StoredBlob
 from agent.usecases.arrival import store_and_inspect
 from agent.usecases.common import Upload
@@ -28,6 +36,26 @@ from .conftest import Demo
 
 def _upload(data: bytes, name: str) -> Upload:
     return Upload(io.BytesIO(data), name)
+
+
+def _bounded(call: Callable[[], object], seconds: float = 30) -> object:
+    """`call()` on a thread of its own: its result, or what it raised; fails if it hangs."""
+    done: list[object] = []
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            done.append(call())
+        except BaseException as error:
+            failed.append(error)
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(timeout=seconds)
+    assert not worker.is_alive(), "store_and_inspect is still waiting"
+    if failed:
+        raise failed[0]
+    return done[0]
 
 
 def _big_orders(demo: Demo) -> bytes:
@@ -149,14 +177,98 @@ def test_a_store_that_fails_is_what_is_raised_and_nothing_waits(tmp_path: Path, 
             raise FileTooLargeError("the file is over the upload limit", file_name="huge.csv")
         return blobs.put(upload.stream)
 
+    uploads = [_upload(b"%PDF-1.7\n", "other.csv"), _upload(demo.orders.read_bytes(), "huge.csv")]
     with pytest.raises(FileTooLargeError, match=r"huge\.csv"):
-        store_and_inspect(
-            # The other file is not a CSV either: the store's failure comes first.
-            [_upload(b"%PDF-1.7\n", "other.csv"), _upload(demo.orders.read_bytes(), "huge.csv")],
+        # The other file is not a CSV either: the store's failure comes first.
+        _bounded(lambda: store_and_inspect(uploads, put, SampleCache(), blobs))
+
+
+def test_a_store_that_fails_after_the_head_was_inspected_is_what_is_raised(
+    tmp_path: Path, demo: Demo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The common case of a failed store (the disk, S3, a download cut off): the heads were
+    read and inspected, here with a fault of the inspection itself, and the store's error is
+    still the one raised; a fault of the inference only costs the head start."""
+    blobs = LocalBlobStore(tmp_path / "blobs")
+    original = arrival.inspect_head
+
+    def faulty(head: bytes, size: int, file_name: str) -> object:
+        if file_name == "payments.csv":
+            raise ValueError("a fault of the inspection")
+        return original(head, size, file_name)
+
+    def put(upload: Upload) -> StoredBlob:
+        upload.stream.read()  # the whole file: its head is seen
+        if upload.name == "orders.csv":
+            raise StorageUnavailableError("the file store cannot be reached")
+        return blobs.put(io.BytesIO(b""))
+
+    monkeypatch.setattr(arrival, "inspect_head", faulty)
+    uploads = [_upload(_big_orders(demo), "orders.csv"), _upload(b"id\n1\n", "payments.csv")]
+    with pytest.raises(StorageUnavailableError):
+        _bounded(lambda: store_and_inspect(uploads, put, SampleCache(), blobs))
+
+    monkeypatch.setattr(arrival, "inspect_head", original)
+
+    def broken(*args: object, **kwargs: object) -> object:
+        raise ValueError("a fault of the inference")
+
+    monkeypatch.setattr(arrival, "infer_mapping", broken)
+    samples = SampleCache()
+    files = [_upload(_big_orders(demo), "orders.csv"), _upload(demo.payments.read_bytes(), "p.csv")]
+    arrived = _bounded(
+        lambda: store_and_inspect(files, lambda u: blobs.put(u.stream), samples, blobs)
+    )
+    assert [a.role for a in arrived] == [Role.ORDERS, Role.PAYMENTS]  # type: ignore[attr-defined]
+    assert samples._proposals == {}  # nothing remembered: the inspection after infers again
+
+
+def test_the_first_file_that_does_not_read_is_the_one_refused(tmp_path: Path, demo: Demo) -> None:
+    blobs = LocalBlobStore(tmp_path / "blobs")
+    bad_utf16 = codecs.BOM_UTF16_LE + "id,amount\n".encode("utf-16-le") + b"\x00\xd8x\x00"
+    pdf = b"%PDF-1.7\n" + b"x" * 1000
+
+    def store(*files: tuple[bytes, str]) -> object:
+        uploads = [_upload(*file) for file in files]
+        return _bounded(
+            lambda: store_and_inspect(
+                uploads, lambda upload: blobs.put(upload.stream), SampleCache(), blobs
+            )
+        )
+
+    data = demo.orders.read_bytes()
+    with pytest.raises(NotCsvError, match=r"a\.csv"):
+        store((pdf, "a.csv"), (bad_utf16, "b.csv"))
+    with pytest.raises(EncodingError, match=r"b\.csv.*UTF-16"):
+        store((data, "a.csv"), (bad_utf16, "b.csv"))
+    with pytest.raises(NotCsvError, match=r"c\.csv"):  # before the three files are refused
+        store((data, "a.csv"), (data, "b.csv"), (pdf, "c.csv"))
+
+
+def test_a_file_whose_head_the_store_never_showed_is_inspected_from_the_stored_file(
+    tmp_path: Path, demo: Demo
+) -> None:
+    """A store that keeps the bytes without reading them through (one that already holds them,
+    say) leaves the head unseen: the stored file is inspected instead, as before."""
+    blobs = LocalBlobStore(tmp_path / "blobs")
+    data = {"orders.csv": demo.orders.read_bytes(), "payments.csv": demo.payments.read_bytes()}
+
+    def put(upload: Upload) -> StoredBlob:
+        return blobs.put(io.BytesIO(data[upload.name]))  # never reads `upload.stream`
+
+    arrived = _bounded(
+        lambda: store_and_inspect(
+            [
+                _upload(data["orders.csv"], "orders.csv"),
+                _upload(data["payments.csv"], "payments.csv"),
+            ],
             put,
             SampleCache(),
             blobs,
         )
+    )
+
+    assert [a.role for a in arrived] == [Role.ORDERS, Role.PAYMENTS]  # type: ignore[attr-defined]
 
 
 def test_more_than_two_files_are_refused(tmp_path: Path, demo: Demo) -> None:
