@@ -4,8 +4,8 @@
 -- Parameters, all the policy's: $amount_tolerance_minor, $window_hours_before,
 -- $window_days_after. Amounts, times, references and the order statuses were read in minor
 -- units, microseconds, head rows and flags by row_kinds.sql (`order_heads`,
--- `payment_row_kinds`); no text is joined here but the few payment ids that refunds name and
--- the references that name several orders.
+-- `payment_row_kinds`, and `multi_tokens` for the references that name several orders); no
+-- text is joined here but the few payment ids that refunds name.
 
 -- Payments: the payment rows, repeated rows of one payment id counted once (the first row
 -- stands for them). A payment naming exactly one order carries that order's head row
@@ -62,11 +62,10 @@ GROUP BY 1 HAVING count(*) > 1;
 -- (one per id, read from its head row, but not the ids of `bad_orders`). Those orders are
 -- reviewed with that payment, not on their own (`order_findings`).
 CREATE OR REPLACE TABLE multi_links AS
-SELECT p.r AS payment_r, f.r AS order_r
-FROM (SELECT rowid AS r, unnest(reference_tokens(order_id)) AS token
-      FROM payments_rows WHERE rowid IN (SELECT r FROM payments WHERE refs > 1)) p
-JOIN order_heads f ON f.order_key = p.token
-WHERE f.kind = 'head' AND f.r NOT IN (SELECT r FROM bad_orders);
+SELECT t.payment_r, t.order_r
+FROM multi_tokens t JOIN order_heads f ON f.r = t.order_r
+WHERE f.kind = 'head' AND f.r NOT IN (SELECT r FROM bad_orders)
+  AND t.payment_r IN (SELECT r FROM payments WHERE refs > 1);
 
 -- Classification of every order the engine classifies (one per id, read from its head row;
 -- not the ids of `bad_orders`): the first category that applies (CATEGORY_ORDER), from what

@@ -21,13 +21,10 @@
 -- the amount in minor units and the order time in microseconds since the epoch. Every other row
 -- of an id on several rows (`order_lines`) is a continuation, unless it carries another amount
 -- (`order_conflicts`): that can only happen where several rows of the id carry an amount.
--- Each id's head row and counts are in `order_index`, made with `orders_rows` by every load.
+-- Each id's head row and counts are in `order_index`, made with `orders_rows` by every load;
+-- the joins on an id's text read it there, so the head rows carry no text.
 CREATE OR REPLACE TABLE order_heads AS
-WITH ids AS (
-    SELECT order_key, r, n_rows > 1 AS several_rows, n_filled > 1 AS several_amounts
-    FROM order_index
-)
-SELECT i.order_key, i.r, i.several_rows, i.several_amounts,
+SELECT i.r,
        CASE WHEN NOT o.order_amount_filled OR o.order_amount IS NULL OR e.exponent IS NULL
             THEN 'unreadable'::kind_word ELSE 'head'::kind_word END AS kind,
        CASE WHEN NOT o.order_amount_filled THEN 'empty_amount'::reason_word
@@ -40,7 +37,7 @@ SELECT i.order_key, i.r, i.several_rows, i.several_amounts,
        e.currency, e.exponent,
        order_amount_minor(o.order_amount, e.exponent) AS amount_minor,
        epoch_us(o.order_date) AS order_at
-FROM ids i JOIN orders_rows o ON o.rowid = i.r
+FROM order_index i JOIN orders_rows o ON o.rowid = i.r
 LEFT JOIN currency_exponents e ON e.code = o.currency_code;
 
 -- The other rows of the ids on several rows (r), each with its id's head row: a continuation,
@@ -49,7 +46,7 @@ LEFT JOIN currency_exponents e ON e.code = o.currency_code;
 CREATE OR REPLACE TABLE order_lines AS
 SELECT o.rowid AS r, h.r AS head, h.several_amounts
 FROM orders_rows o
-JOIN (SELECT order_key, r, several_amounts FROM order_heads WHERE several_rows) h
+JOIN (SELECT order_key, r, n_filled > 1 AS several_amounts FROM order_index WHERE n_rows > 1) h
   ON h.order_key = o.order_key
 WHERE o.rowid <> h.r;
 
@@ -176,8 +173,17 @@ SELECT k.r, k.kind, k.reason,
             THEN list_contains($refunded_payment_statuses, k.payment_status) END
            AS refunded_status
 FROM keyed k
-LEFT JOIN order_heads f ON f.order_key = k.link_key
+LEFT JOIN order_index f ON f.order_key = k.link_key
 LEFT JOIN repeated_payment_ids rp ON rp.payment_id = k.payment_id;
+
+-- The head row of every id that a payment naming several ids names (a few rows; `multi_links`
+-- keeps those of the orders the engine classifies), while the ids' index is there.
+CREATE OR REPLACE TABLE multi_tokens AS
+SELECT p.r AS payment_r, f.r AS order_r
+FROM (SELECT k.r, unnest(reference_tokens(pr.order_id)) AS token
+      FROM payment_row_kinds k JOIN payments_rows pr ON pr.rowid = k.r
+      WHERE k.kind = 'payment' AND k.refs > 1) p
+JOIN order_index f ON f.order_key = p.token;
 
 -- The value that decided an ignored or unknown row kind, for the findings and the export: a
 -- few rows, and none unless row kinds are read.
