@@ -65,10 +65,10 @@ def store_and_inspect(
     """Store the uploads (all at once, with `put`) and decide which role each file plays.
 
     Raises, once every file is stored, what storing and then inspecting them one by one
-    raises: a store's failure first, then the typed input error of the first file that is not a
-    readable CSV export, or WorkflowError for more than two files. With two files whose heads
-    read, the mapping inferred from them is remembered in `samples` for the inspection that
-    follows.
+    raises: a store's failure first, then what inspecting the first file that does not read
+    raised (the typed input error of a file that is not a readable CSV export), or
+    WorkflowError for more than two files. With two files whose heads read, the mapping
+    inferred from them is remembered in `samples` for the inspection that follows.
     """
     taps = [HeadTap(upload.stream) for upload in uploads]  # the stores call only `read`
     with ThreadPoolExecutor(max_workers=max(1, len(uploads)), thread_name_prefix="store") as pool:
@@ -80,6 +80,8 @@ def store_and_inspect(
         early = _decide(heads)
         stored = [future.result() for future in storing]
     found: list[CsvSample] = []
+    if not all(h is not None and h.fits(b) for h, b in zip(heads, stored, strict=True)):
+        early = None  # decided from a head the stored file does not bear out
     for upload, blob, head in zip(uploads, stored, heads, strict=True):
         seen = head if head is not None and head.fits(blob) else None
         if seen is not None and seen.error is not None:
