@@ -10,6 +10,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from functools import partial
 from pathlib import Path
+from typing import BinaryIO, cast
 
 import pytest
 
@@ -285,3 +286,60 @@ def test_more_than_two_files_are_refused(tmp_path: Path, demo: Demo) -> None:
 
 def _never() -> AbstractContextManager[Path]:
     pytest.fail("fetched a file whose sample was kept")
+
+
+class _Hiccup(io.RawIOBase):
+    """A stream that once answers a read with no bytes before the rest of the file comes."""
+
+    def __init__(self, data: bytes, after: int) -> None:
+        self._data, self._at, self._after, self._hiccuped = data, 0, after, False
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        if self._at == self._after and not self._hiccuped:
+            self._hiccuped = True
+            return b""
+        end = len(self._data) if size < 0 else min(len(self._data), self._at + size)
+        if self._at < self._after:
+            end = min(end, self._after)
+        chunk = self._data[self._at : end]
+        self._at = end
+        return chunk
+
+
+def test_a_head_that_the_stored_file_does_not_bear_out_is_not_kept(
+    tmp_path: Path, demo: Demo
+) -> None:
+    """A stream that paused with an empty read made the head look like the whole file; the
+    store read on, so the stored file is longer: its sample, the roles and the mapping come
+    from the stored files, as before the inspection while storing."""
+    blobs = LocalBlobStore(tmp_path / "blobs")
+    orders = _big_orders(demo)
+    payments = demo.payments.read_bytes()
+
+    def put(upload: Upload) -> StoredBlob:
+        out = io.BytesIO()
+        for _ in range(3):  # read past one empty answer, as a store that retries would
+            while chunk := upload.stream.read(1 << 16):
+                out.write(chunk)
+        return blobs.put(io.BytesIO(out.getvalue()))
+
+    samples = SampleCache()
+    uploads = [
+        Upload(cast(BinaryIO, _Hiccup(orders, 1000)), "orders.csv"),
+        Upload(cast(BinaryIO, _Hiccup(payments, 1000)), "payments.csv"),
+    ]
+    arrived = _bounded(lambda: store_and_inspect(uploads, put, samples, blobs))
+
+    by_role = {a.role: a.blob for a in arrived}  # type: ignore[attr-defined]
+    assert by_role[Role.ORDERS].size == len(orders)
+    assert samples._proposals == {}  # not from the cut-off heads
+    for role, name in ((Role.ORDERS, "orders.csv"), (Role.PAYMENTS, "payments.csv")):
+        blob = by_role[role]
+        kept = samples.sample(blob.digest, name, _never)
+        assert kept == SampleCache().sample(
+            blob.digest, name, partial(blobs.local_copy, blob.digest)
+        )
+        assert kept.complete == (blob.size <= HEAD_BYTES)  # judged on the stored file
