@@ -10,7 +10,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from functools import partial
 from pathlib import Path
-from typing import BinaryIO, cast
+from typing import BinaryIO, TypeVar, cast
 
 import pytest
 
@@ -34,14 +34,16 @@ from storage.blobs import LocalBlobStore
 
 from .conftest import Demo
 
+T = TypeVar("T")
+
 
 def _upload(data: bytes, name: str) -> Upload:
     return Upload(io.BytesIO(data), name)
 
 
-def _bounded(call: Callable[[], object], seconds: float = 30) -> object:
+def _bounded(call: Callable[[], T], seconds: float = 30) -> T:
     """`call()` on a thread of its own: its result, or what it raised; fails if it hangs."""
-    done: list[object] = []
+    done: list[T] = []
     failed: list[BaseException] = []
 
     def run() -> None:
@@ -220,7 +222,7 @@ def test_a_store_that_fails_after_the_head_was_inspected_is_what_is_raised(
     arrived = _bounded(
         lambda: store_and_inspect(files, lambda u: blobs.put(u.stream), samples, blobs)
     )
-    assert [a.role for a in arrived] == [Role.ORDERS, Role.PAYMENTS]  # type: ignore[attr-defined]
+    assert [a.role for a in arrived] == [Role.ORDERS, Role.PAYMENTS]
     assert samples._proposals == {}  # nothing remembered: the inspection after infers again
 
 
@@ -229,7 +231,7 @@ def test_the_first_file_that_does_not_read_is_the_one_refused(tmp_path: Path, de
     bad_utf16 = codecs.BOM_UTF16_LE + "id,amount\n".encode("utf-16-le") + b"\x00\xd8x\x00"
     pdf = b"%PDF-1.7\n" + b"x" * 1000
 
-    def store(*files: tuple[bytes, str]) -> object:
+    def store(*files: tuple[bytes, str]) -> list[arrival.Arrived]:
         uploads = [_upload(*file) for file in files]
         return _bounded(
             lambda: store_and_inspect(
@@ -269,7 +271,7 @@ def test_a_file_whose_head_the_store_never_showed_is_inspected_from_the_stored_f
         )
     )
 
-    assert [a.role for a in arrived] == [Role.ORDERS, Role.PAYMENTS]  # type: ignore[attr-defined]
+    assert [a.role for a in arrived] == [Role.ORDERS, Role.PAYMENTS]
 
 
 def test_more_than_two_files_are_refused(tmp_path: Path, demo: Demo) -> None:
@@ -333,7 +335,7 @@ def test_a_head_that_the_stored_file_does_not_bear_out_is_not_kept(
     ]
     arrived = _bounded(lambda: store_and_inspect(uploads, put, samples, blobs))
 
-    by_role = {a.role: a.blob for a in arrived}  # type: ignore[attr-defined]
+    by_role = {a.role: a.blob for a in arrived}
     assert by_role[Role.ORDERS].size == len(orders)
     assert samples._proposals == {}  # not from the cut-off heads
     for role, name in ((Role.ORDERS, "orders.csv"), (Role.PAYMENTS, "payments.csv")):
