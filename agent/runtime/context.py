@@ -31,7 +31,7 @@ def file_sources(blobs: BlobStore, refs: dict[Role, DatasetRef]) -> dict[Role, S
     """Each file as the engine reads it: by its digest (the columnar cache's and the first
     read's key), its bytes fetched from the blob store only when a read needs them."""
     return {
-        role: Source(ref.name, partial(blobs.local_copy, ref.digest), ref.digest)
+        role: Source(ref.name, partial(blobs.local_copy, ref.digest), ref.digest, ref.size)
         for role, ref in refs.items()
     }
 

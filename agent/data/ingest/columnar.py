@@ -128,10 +128,12 @@ def read_into(
     *,
     scratch: Path | None = None,
     progress: RowProgress | None = None,
+    parallel: bool = True,
 ) -> tuple[str, CsvLayout]:
     """Create `table` in `con` from `query`, whose `{source}` is the file at `path` read as
     `layout` says (text columns `c0`, `c1`, … as `build_columns` writes them), without writing
     the columns anywhere: for a file's first read, when nothing says it will be read again.
+    With `parallel` false, DuckDB reads the file on one thread (`read_csv_sql`).
 
     Returns the digest of the bytes read and the layout with the records counted; rows keep
     file order (data row n is `rowid + 1`). Raises what `build_columns` raises, for the same
@@ -149,7 +151,9 @@ def read_into(
 
     try:
         try:
-            return _read_counted(path, layout, create, scratch=scratch, progress=progress)
+            return _read_counted(
+                path, layout, create, scratch=scratch, progress=progress, parallel=parallel
+            )
         except _RefusedError:
             # The file, or the reading: the columns alone say which (an error path only).
             with tempfile.TemporaryDirectory(prefix=".scratch-", dir=scratch) as folder:
@@ -173,6 +177,7 @@ def _read_counted(
     scratch: Path | None,
     progress: RowProgress | None,
     blame_file: bool = False,
+    parallel: bool = True,
 ) -> tuple[str, CsvLayout]:
     """Run `run` on a `read_csv` table expression of the file (it returns the rows it read)
     while two threads hash the file's bytes (checking them as UTF-8) and count its records;
@@ -192,7 +197,7 @@ def _read_counted(
             )
             first_utf8 = attempt == 0 and layout.encoding == "utf-8"
             try:
-                read = run(read_csv_sql(source, layout, skip))
+                read = run(read_csv_sql(source, layout, skip, parallel=parallel))
             except duckdb.InvalidInputException as error:
                 counted.cancel()
                 if first_utf8 and "unicode" in str(error).lower():

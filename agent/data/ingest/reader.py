@@ -68,16 +68,18 @@ def _line_ending(line: str) -> str:
     return "\r" if line.endswith("\r") else "\n"
 
 
-def read_csv_sql(path: Path, layout: CsvLayout, skip: int = 1) -> str:
+def read_csv_sql(path: Path, layout: CsvLayout, skip: int = 1, *, parallel: bool = True) -> str:
     """A DuckDB `read_csv(...)` table expression reading a `duckdb_source` file as `layout` says.
 
     The file starts at the header record (skipped as one record, never as a count of lines) or,
     with `skip=0`, at the first data record. Columns come out as VARCHAR named `c0`, `c1`, … in
-    header order; rows in file order.
+    header order; rows in file order. With `parallel` false the file is read on one thread (for
+    a read that runs beside another one: see `preload`).
     """
     columns = ", ".join(f"'c{i}': 'VARCHAR'" for i in range(len(layout.columns)))
+    one_thread = "" if parallel else "parallel=false, "
     return (
-        f"read_csv({sql_string(str(path))}, auto_detect=false, header=false, "
+        f"read_csv({sql_string(str(path))}, auto_detect=false, {one_thread}header=false, "
         f"skip={int(skip)}, delim={sql_string(layout.delimiter)}, quote='\"', "
         f"escape='\"', strict_mode=true, null_padding=false, max_line_size={MAX_CELL_BYTES}, "
         f"columns={{{columns}}})"

@@ -33,6 +33,8 @@ class Source:
     name: str
     fetch: Fetch
     digest: str | None = None
+    size: int | None = None
+    """The file's size in bytes, when known before it is fetched."""
 
     @classmethod
     def at(cls, path: Path, name: str) -> Source:
@@ -110,9 +112,11 @@ def read_file_as(
     *,
     scratch: Path | None = None,
     progress: RowProgress | None = None,
+    parallel: bool = True,
 ) -> tuple[str, CsvLayout]:
     """Make the table `load_columns_as` makes straight from the file's bytes at `path`, read as
-    `layout` says: for a file's first read, which then costs one parse and no Parquet.
+    `layout` says: for a file's first read, which then costs one parse and no Parquet (on one
+    thread with `parallel` false: `read_csv_sql`).
 
     Returns the digest of the bytes read and the layout with their records. Raises the typed
     input errors of `ingest`, LedgerError for a read that loses or invents rows, and
@@ -120,7 +124,14 @@ def read_file_as(
     """
     query = load_query(role, layout, mapping)
     found = read_into(
-        con, table_name(role), query, path, layout, scratch=scratch, progress=progress
+        con,
+        table_name(role),
+        query,
+        path,
+        layout,
+        scratch=scratch,
+        progress=progress,
+        parallel=parallel,
     )
     _finish(con, role, mapping)
     return found

@@ -39,12 +39,13 @@ from tests.unit.data.test_kept_tables import (
 
 
 def sources_of(folder: Path) -> dict[Role, Source]:
-    """Each demo file with the digest its upload was stored under."""
+    """Each demo file with the digest its upload was stored under, and its size (as the bot's
+    sources have: two demo files of a size are each read on one thread)."""
     found = {}
     for role, source in files_of(folder).items():
         path = folder / f"{role.value}.csv"
         digest = "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
-        found[role] = Source(source.name, source.fetch, digest)
+        found[role] = Source(source.name, source.fetch, digest, path.stat().st_size)
     return found
 
 

@@ -52,7 +52,8 @@ def copied(demo: Path, folder: Path) -> dict[Role, Source]:
     for role in Role:
         path = folder / f"{role.value}.csv"
         shutil.copyfile(demo / f"{role.value}.csv", path)
-        found[role] = Source(path.name, lambda p=path: nullcontext(p), digest_of(path))
+        size = path.stat().st_size
+        found[role] = Source(path.name, lambda p=path: nullcontext(p), digest_of(path), size)
     return found
 
 
