@@ -24,7 +24,6 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from itertools import compress, filterfalse, islice
-from operator import itemgetter
 
 from agent.data.currency import CURRENCY_EXPONENTS, CURRENCY_SYMBOLS, is_currency_code
 from agent.data.formats import (
@@ -54,6 +53,9 @@ MARK_SHARE = 0.9
 # the columns whose header names a field first, each reading at least MIN_PROFILE_VALUES.
 PROFILE_CELLS = 20 * PROFILE_VALUES
 MIN_PROFILE_VALUES = 50
+# Rows transposed at a time (`transpose`): few enough that their iterators never start a
+# collection of the garbage collector's young objects on their own.
+_TRANSPOSE_ROWS = 64
 
 
 def normalize_key(value: str) -> str:
@@ -152,29 +154,38 @@ def profile_sample(
     sample: CsvSample,
     named: Collection[str] = (),
     by_column: Sequence[Sequence[str]] | None = None,
+    distinct: Sequence[set[str]] | None = None,
 ) -> list[ColumnProfile]:
     """A profile per column of the sampled file, in header order.
 
     `named` are the columns whose header names a field: a file too wide for every column to be
     read to `PROFILE_VALUES` reads them deepest (see `profile_depths`). `by_column` are the
-    sampled values of each column, in header order, when the caller has read them already.
+    sampled values of each column, in header order, when the caller has read them already, and
+    `distinct` the `set` of each column's values.
     """
     prefer_comma = sample.layout.delimiter == ";"
     names = list(sample.layout.columns)
     depths = profile_depths(names, named)
     if by_column is None:
         by_column = transpose(sample)
+    sets: Sequence[set[str] | None] = [None] * len(names) if distinct is None else distinct
     return [
-        _profile(name, values, depth=depths[name], prefer_decimal_comma=prefer_comma)
-        for name, values in zip(names, by_column, strict=True)
+        _profile(name, values, depth=depths[name], prefer_decimal_comma=prefer_comma, seen=seen)
+        for name, values, seen in zip(names, by_column, sets, strict=True)
     ]
 
 
 def _profile(
-    name: str, values: Sequence[str], *, depth: int, prefer_decimal_comma: bool
+    name: str,
+    values: Sequence[str],
+    *,
+    depth: int,
+    prefer_decimal_comma: bool,
+    seen: set[str] | None = None,
 ) -> ColumnProfile:
-    # Filled and distinct counts from the distinct values: the column is read once, in bulk.
-    distinct_values = set(values)
+    # Filled and distinct counts from the distinct values (`seen`: `set(values)`, when the
+    # caller has it): the column is read once, in bulk.
+    distinct_values = set(values) if seen is None else seen
     blanks = list(filterfalse(str.strip, distinct_values))
     filled_count = len(values) - sum(values.count(blank) for blank in blanks)
     distinct = len(distinct_values) - len(blanks)
@@ -324,9 +335,14 @@ def transpose(sample: CsvSample) -> list[Sequence[str]]:
     """The sampled values of every column, in header order (each column in row order)."""
     columns, rows = sample.layout.columns, sample.rows
     if rows and set(map(len, rows)) == {len(columns)}:
-        # One column at a time: `zip(*rows)` would hold an iterator per row, an object per row
-        # for the garbage collector to follow.
-        return [list(map(itemgetter(i), rows)) for i in range(len(columns))]
+        # A block of rows at a time: `zip(*rows)` of all rows would hold an iterator per row, an
+        # object per row for the garbage collector to follow; a block's go with it.
+        found: list[list[str]] = [[] for _ in columns]
+        for start in range(0, len(rows), _TRANSPOSE_ROWS):
+            block = zip(*rows[start : start + _TRANSPOSE_ROWS], strict=True)
+            for column, values in zip(found, block, strict=True):
+                column.extend(values)
+        return list(found)
     return list(zip(*rows, strict=True) if rows else ((),) * len(columns))
 
 
@@ -344,7 +360,7 @@ def success_rows(statuses: Sequence[str]) -> list[int] | None:
     status is read once.
     """
     moved = {status: fold(status) in SUCCESS_WORDS for status in set(statuses)}
-    rows = [i for i, status in enumerate(statuses) if moved[status]]
+    rows = list(compress(range(len(statuses)), map(moved.__getitem__, statuses)))
     return rows or None
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import codecs
 import csv
 import io
+from itertools import compress, islice
 from pathlib import Path
 
 from agent.data.ingest.diagnosis import first_problem, megabytes, ragged_row_error
@@ -27,6 +28,8 @@ DELIMITERS = (",", ";", "\t", "|")
 HEAD_BYTES = 4 << 20
 SAMPLE_ROWS = 20_000
 SNIFF_RECORDS = 60
+# The lengths of the prefixes of a head each delimiter is sniffed on before the whole head.
+_SNIFF_PREFIXES = (1 << 16, 1 << 20)
 
 _MAGIC = [
     (b"PK\x03\x04", "an Excel workbook (.xlsx) or a zip archive"),
@@ -76,11 +79,11 @@ def inspect_head(head: bytes, size: int, file_name: str) -> CsvSample:
         problem = first_problem(io.StringIO(text, newline=""), layout)
         if problem is not None:
             raise problem
-    rows: list[list[str]] = []
-    for number, record in enumerate(data[:SAMPLE_ROWS], start=1):
-        if len(record) != len(columns):
-            raise ragged_row_error(file_name, number, len(record), len(columns), delimiter)
-        rows.append(record)
+    rows = data[:SAMPLE_ROWS]
+    width = len(columns)
+    if any(map(width.__ne__, map(len, rows))):  # the first ragged row is named
+        number, record = next((n, r) for n, r in enumerate(rows, start=1) if len(r) != width)
+        raise ragged_row_error(file_name, number, len(record), width, delimiter)
     if not rows:
         if complete:
             raise HeaderOnlyError("the file has a header row but no data rows", file_name=file_name)
@@ -140,9 +143,9 @@ def _sniff(text: str, file_name: str, *, complete: bool) -> tuple[str, int, list
     width, and records above it are a preamble (report titles, totals). Rows of another width
     below the header are ragged rows, reported later with their row numbers.
     """
-    best: tuple[tuple[int, int], str, int] | None = None
+    best: tuple[tuple[int, int], str, int, list[int]] | None = None
     for delimiter in DELIMITERS:
-        records, _ = _records(text, delimiter, limit=SNIFF_RECORDS)
+        records, starts = _first_records(text, delimiter)
         usable = records if complete or len(records) < 2 else records[:-1]
         widths = [len(record) for record in usable]
         counts: dict[int, int] = {}
@@ -154,15 +157,35 @@ def _sniff(text: str, file_name: str, *, complete: bool) -> tuple[str, int, list
         width = max(counts, key=lambda w: (counts[w], w))
         score = (counts[width], width)
         if best is None or score > best[0]:
-            best = (score, delimiter, widths.index(width))
+            best = (score, delimiter, widths.index(width), starts)
     if best is None:
         raise NotCsvError(
             "no columns found: expected values separated by commas, semicolons, tabs or pipes",
             file_name=file_name,
         )
-    _, delimiter, index = best
-    records, lines = _records(text, delimiter, limit=SAMPLE_ROWS + index + 2)
-    return delimiter, index, records, lines[index]
+    # The header is among the first records, so its line is the one sniffing counted.
+    _, delimiter, index, starts = best
+    records = _all_records(text, delimiter, limit=SAMPLE_ROWS + index + 2)
+    return delimiter, index, records, starts[index]
+
+
+def _first_records(text: str, delimiter: str) -> tuple[list[list[str]], list[int]]:
+    """`_records(text, delimiter, limit=SNIFF_RECORDS)`, from a prefix of `text` when one holds
+    them: each delimiter is sniffed without copying the whole head.
+
+    A prefix cut after a line feed has the first lines of `text`, and a record ends with its
+    last line, so only a prefix's last record can differ from the record of `text` (cut off at
+    the prefix's end). When a prefix gives more than `SNIFF_RECORDS` records, the first ones
+    are those of `text`, at the same lines; otherwise a longer prefix, then `text`, is read.
+    """
+    for size in _SNIFF_PREFIXES:
+        if size >= len(text):
+            break
+        prefix = text[: text.rfind("\n", 0, size) + 1]
+        records, starts = _records(prefix, delimiter, limit=SNIFF_RECORDS + 1)
+        if len(records) > SNIFF_RECORDS:
+            return records[:SNIFF_RECORDS], starts[:SNIFF_RECORDS]
+    return _records(text, delimiter, limit=SNIFF_RECORDS)
 
 
 def _records(text: str, delimiter: str, *, limit: int) -> tuple[list[list[str]], list[int]]:
@@ -182,3 +205,23 @@ def _records(text: str, delimiter: str, *, limit: int) -> tuple[list[list[str]],
     except csv.Error:
         pass
     return records, starts
+
+
+def _all_records(text: str, delimiter: str, *, limit: int) -> list[list[str]]:
+    """The records of `_records(text, delimiter, limit=limit)`, read in batches.
+
+    Each batch is as many records as are still wanted, so no record past the last one wanted is
+    read; the blank ones (every cell empty or spaces) are left out of it at once. A file the
+    reader stops on (`csv.Error`) is read again one record at a time, as `_records` reads it.
+    """
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    records: list[list[str]] = []
+    try:
+        while len(records) < limit:
+            batch = list(islice(reader, limit - len(records)))
+            if not batch:
+                break
+            records += compress(batch, map(str.strip, map("".join, batch)))
+    except csv.Error:
+        return _records(text, delimiter, limit=limit)[0]
+    return records

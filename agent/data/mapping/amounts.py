@@ -132,13 +132,8 @@ def decide_units(
             continue
         if "unit" in answered.get(field, {}):
             continue
-        ratios = []
-        for order_amount, pay_amount, exponent in zip(
-            order_amounts, pay_amounts, exponents, strict=True
-        ):
-            mine, theirs = (order_amount, pay_amount) if side == 0 else (pay_amount, order_amount)
-            if theirs and exponent:
-                ratios.append(float(mine / theirs) / 10**exponent)
+        mine, theirs = (order_amounts, pay_amounts) if side == 0 else (pay_amounts, order_amounts)
+        ratios = _ratios(mine, theirs, exponents)
         if ratios and 0.95 <= statistics.median(ratios) <= 1.05:
             new_amounts = dict(proposal.options.amounts)
             new_amounts[field] = reading.model_copy(update={"unit": "minor"})
@@ -203,3 +198,12 @@ def _matched_amounts(
             matched[1].append(float(paid))
             matched[2].append(exponent_of[named])
     return matched
+
+
+def _ratios(mine: list[float], theirs: list[float], exponents: list[int]) -> list[float]:
+    """Each matched amount over the other file's, in the currency's minor units (the pairs
+    whose other amount and exponent are nonzero)."""
+    powers = {exponent: 10**exponent for exponent in set(exponents)}
+    return [
+        float(m / t) / powers[e] for m, t, e in zip(mine, theirs, exponents, strict=True) if t and e
+    ]

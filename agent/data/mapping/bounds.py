@@ -82,6 +82,12 @@ def named_columns(columns: Collection[str]) -> set[str]:
     return {name for name in columns if any(header_score(spec, name) > 0 for spec in specs)}
 
 
+KEPT_DISTINCT_COLUMNS = 32
+"""Files of at most this many columns keep each column's distinct sampled values for the
+inference that reads them again (`SampleColumns.distinct`); a wider file's would hold a set
+per column at once."""
+
+
 def profiles_of(sample: CsvSample, columns: SampleColumns | None = None) -> list[ColumnProfile]:
     """The profiles of a sampled file, its named columns read deepest when it is wide.
 
@@ -91,8 +97,13 @@ def profiles_of(sample: CsvSample, columns: SampleColumns | None = None) -> list
     """
     found = _PROFILED.get(sample)
     if found is None:
-        by_column = columns.by_column() if columns is not None else None
-        found = profile_sample(sample, named_columns(sample.layout.columns), by_column)
+        view = columns if columns is not None else SampleColumns(sample)
+        names = sample.layout.columns
+        # A narrow file's distinct values are kept for the inference's steps too; a wide one's
+        # are made for each column's profile and let go.
+        narrow = len(names) <= KEPT_DISTINCT_COLUMNS
+        distinct = [view.distinct(name) for name in names] if narrow else None
+        found = profile_sample(sample, named_columns(names), view.by_column(), distinct)
         _PROFILED.put(sample, found)
     return list(found)
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from agent.data.mapping.bounds import COMPARED_CANDIDATES, OVERLAP_VALUES, Budget
 from agent.data.mapping.columns import SampleColumns
 from agent.data.mapping.headers import header_score
-from agent.data.mapping.references import _References, possible_ids
+from agent.data.mapping.references import _References, may_name
 from agent.data.profile import ColumnProfile
 from agent.data.schema import FieldSpec, Role
 
@@ -132,10 +132,12 @@ def apply_key_overlap(
     key_sets = {c.column: orders.key_set(c.column) for c in order_keys}
     per_column = OVERLAP_VALUES // len(refs)
     references: dict[str, _References | None] = {}
+    every_key = (
+        set().union(*key_sets.values()) if len(key_sets) > 1 else key_sets[order_keys[0].column]
+    )
     for c in refs:
         values = payments.values(c.column)
-        possible = possible_ids(values)
-        if any(not keys.isdisjoint(possible) for keys in key_sets.values()):
+        if may_name(payments.distinct(c.column), every_key):  # some part of a value is a key
             references[c.column] = _References.of(values, per_column, payments.references(c.column))
         else:  # no part of any value is a key: no reference names one, each share is 0
             references[c.column] = None

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from decimal import Decimal
 
-from agent.data.formats import NumberFormat
+from agent.data.formats import NumberFormat, parse_numbers
 from agent.data.ingest import CsvSample
 from agent.data.mapping.references import References, read_references
 from agent.data.profile import normalize_keys, read_amounts, references_of, transpose
@@ -29,7 +29,9 @@ class SampleColumns:
     def __init__(self, sample: CsvSample) -> None:
         self.sample = sample
         self._columns: list[Sequence[str]] | None = None
+        self._distinct: dict[str, set[str]] = {}
         self._amounts: dict[tuple[str, NumberFormat | None], list[Decimal | None]] = {}
+        self._numbers: dict[NumberFormat, dict[str, Decimal | None]] = {}
         self._tokens: dict[str, dict[str, list[str]]] = {}
         self._keys: dict[str, list[str]] = {}
         self._references: dict[str, References] = {}
@@ -45,11 +47,25 @@ class SampleColumns:
         """The sampled values of `column`, in row order (as `column_values` reads them)."""
         return self.by_column()[self.sample.layout.columns.index(column)]
 
+    def distinct(self, column: str) -> set[str]:
+        """The distinct sampled values of `column` (`set` of its values, built once)."""
+        if column not in self._distinct:
+            self._distinct[column] = set(self.values(column))
+        return self._distinct[column]
+
     def amounts(self, column: str, fmt: NumberFormat | None) -> list[Decimal | None]:
         """The values of `column` read as numbers under `fmt` (as `read_amounts` reads them)."""
         key = (column, fmt)
         if key not in self._amounts:
-            self._amounts[key] = read_amounts(self.values(column), fmt)
+            if fmt is None:
+                self._amounts[key] = read_amounts(self.values(column), fmt)
+            else:
+                # Each distinct value read once under `fmt`, whichever column it was seen in.
+                read = self._numbers.setdefault(fmt, {})
+                unread = self.distinct(column).difference(read)
+                if unread:
+                    read.update(parse_numbers(unread, fmt))
+                self._amounts[key] = list(map(read.__getitem__, self.values(column)))
         return self._amounts[key]
 
     def tokens(self, column: str) -> dict[str, list[str]]:
@@ -61,7 +77,7 @@ class SampleColumns:
     def references(self, column: str) -> References:
         """The order ids each distinct value of `column` names (`read_references`)."""
         if column not in self._references:
-            self._references[column] = read_references(self.values(column))
+            self._references[column] = read_references(self.distinct(column))
         return self._references[column]
 
     def keys(self, column: str) -> list[str]:
@@ -72,13 +88,11 @@ class SampleColumns:
 
     def key_set(self, column: str) -> set[str]:
         """The distinct values of `column` as order ids are compared (`normalize_key`)."""
-        if column in self._normals:
-            return set(self._normals[column].values())
-        return set(normalize_keys(set(self.values(column))))
+        return set(self._normal(column).values())
 
     def _normal(self, column: str) -> dict[str, str]:
         """Each distinct value of `column` -> its `normalize_key`, each read once."""
         if column not in self._normals:
-            distinct = list(set(self.values(column)))
+            distinct = list(self.distinct(column))
             self._normals[column] = dict(zip(distinct, normalize_keys(distinct), strict=True))
         return self._normals[column]

@@ -13,7 +13,7 @@ says when to stop comparing.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 
@@ -153,13 +153,7 @@ def apply_amount_agreement(
         return list(sums.values())
 
     def share(order_values: Sequence[Decimal | None], sums: list[Decimal | None]) -> float:
-        compared = agreed = 0
-        for total, paid_sum in zip(map(order_values.__getitem__, at), sums, strict=True):
-            if total is None or paid_sum is None:
-                continue
-            compared += 1
-            if total == paid_sum or _agrees(total, paid_sum):
-                agreed += 1
+        compared, agreed = count_agreeing(map(order_values.__getitem__, at), sums)
         return agreed / compared if compared >= _AGREEMENT_MIN_ORDERS else -1.0
 
     best_total = orders.amounts(totals[0].column)
@@ -178,6 +172,39 @@ def apply_amount_agreement(
         measured.append((candidate, share(best_total, summed[candidate.column])))
     for candidate, agreement in measured:
         candidate.agreement = agreement
+
+
+def count_agreeing(
+    totals: Iterable[Decimal | None], sums: Iterable[Decimal | None]
+) -> tuple[int, int]:
+    """How many (total, sum of payments) pairs are compared, and how many agree.
+
+    A pair is compared when both read (neither is None) and agrees as `total == paid_sum or
+    _agrees(total, paid_sum)` says, each sum being one computed in this context (`paid_sums`).
+    `_agrees` is written out here, with only the comparisons of `_same_money` that can hold at
+    its difference of magnitudes (a product rounds up by at most one digit, so `x == y * k`
+    needs the magnitudes to differ by k's digits or one more): no call per pair.
+    """
+    compared = agreed = 0
+    for total, paid_sum in zip(totals, sums, strict=True):
+        if total is None or paid_sum is None:
+            continue
+        compared += 1
+        if total == paid_sum:
+            agreed += 1
+            continue
+        apart = total.adjusted() - paid_sum.adjusted()
+        if -1 <= apart <= 1:
+            agreed += paid_sum == total * 1
+        elif 2 <= apart <= 4:  # `total == paid_sum * 100` at 2 or 3, `* 1000` at 3 or 4
+            agreed += (apart < 4 and total == paid_sum * 100) or (
+                apart > 2 and total == paid_sum * 1000
+            )
+        elif -4 <= apart <= -2:  # the same, the other way
+            agreed += (apart > -4 and paid_sum == total * 100) or (
+                apart < -2 and paid_sum == total * 1000
+            )
+    return compared, agreed
 
 
 def _same_money(first: Decimal, second: Decimal) -> bool:

@@ -14,12 +14,15 @@ import functools
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from itertools import compress, repeat
 
 from agent.data.profile import REF_SPLIT, REF_TOKEN, references_of
 
 _DIGIT = re.compile(r"\d")
+# A part (between spaces) that starts with `#`: the rest of it.
+_HASHED = re.compile(r"(?<!\S)#(\S*)")
 # The separators of `REF_SPLIT` other than spaces.
 _MARKS = ",;|/&+"
 # Between the ids of a value naming several: a separator, so never part of an id.
@@ -45,8 +48,9 @@ def read_references(values: Iterable[str]) -> References:
     with no separator is its only part, read as its id (less one leading `#`); only the values
     with a separator are searched for their parts.
     """
-    named = list(filter(_DIGIT.search, set(values)))
-    parted = list(filter(REF_SPLIT.search, named))
+    named = list(filter(_DIGIT.search, _distinct(values)))
+    # A separator in no value is in none of them together: the values are not searched.
+    parted = list(filter(REF_SPLIT.search, named)) if REF_SPLIT.search("".join(named)) else []
     whole = set(named).difference(parted) if parted else named
     one = {value: value[1:] if value[:1] == "#" else value for value in whole}
     many: dict[str, str] = {}
@@ -61,6 +65,11 @@ def read_references(values: Iterable[str]) -> References:
     return References(one, many)
 
 
+def _distinct(values: Iterable[str]) -> AbstractSet[str]:
+    """The distinct `values`: a set as it is (so it is iterated as built), else `set(values)`."""
+    return values if isinstance(values, AbstractSet) else set(values)
+
+
 def possible_ids(values: Iterable[str]) -> set[str]:
     """Every text an order id named by one of `values` could be: a superset of their ids.
 
@@ -69,11 +78,31 @@ def possible_ids(values: Iterable[str]) -> set[str]:
     `\\s` matches): keys that meet none of these meet no reference, without reading the ids of
     each value.
     """
-    text = " ".join(set(values))
+    text = _spaced(values)
+    parts = set(text.split())
+    if "#" in text:  # each part less its leading `#`: what follows a `#` that starts a part
+        parts.update(_HASHED.findall(text))
+    return parts
+
+
+def may_name(values: Iterable[str], keys: AbstractSet[str]) -> bool:
+    """Whether one of `keys` is among `possible_ids(values)`, without the set of every part.
+
+    The parts are looked up in `keys` as they come, and the first found ends it; the parts
+    less their `#` are read only when no part itself is a key.
+    """
+    text = _spaced(values)
+    if not keys.isdisjoint(text.split()):
+        return True
+    return "#" in text and not keys.isdisjoint(_HASHED.findall(text))
+
+
+def _spaced(values: Iterable[str]) -> str:
+    """The distinct `values` in one text, their separators (`REF_SPLIT`) all spaces."""
+    text = " ".join(_distinct(values))
     for mark in _MARKS:
         text = text.replace(mark, " ")
-    parts = set(text.split())
-    return parts.union([part[1:] for part in parts if part[:1] == "#"])
+    return text
 
 
 @dataclass(frozen=True)
