@@ -22,20 +22,27 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 import duckdb
 
 from agent.data.schema import Role
+
+if TYPE_CHECKING:  # agent.data.normalize imports the cache, which imports this module
+    from agent.data.normalize.report import ValidationReport
 
 logger = logging.getLogger(__name__)
 
 
 @dataclass
 class KeptWorkspace:
-    """A workspace connection and, by role, the load key of the table it holds (`loaded`)."""
+    """A workspace connection and, by role, the load key of the table it holds (`loaded`),
+    and the checks of a table already made on it (`checked`: by role, the key the validation
+    memo would keep the report under, and the report), for the validation that follows."""
 
     con: duckdb.DuckDBPyConnection
     loaded: dict[Role, str] = field(default_factory=dict)
+    checked: dict[Role, tuple[str, ValidationReport]] = field(default_factory=dict)
 
 
 class KeptTables:

@@ -20,6 +20,7 @@ exactly as on a parse into the cache.
 from __future__ import annotations
 
 import logging
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from agent.data.cache import Claim, ColumnCache
@@ -27,6 +28,7 @@ from agent.data.duck import cursor
 from agent.data.ingest import layout_from_options
 from agent.data.ingest.columnar import Columns, RowProgress
 from agent.data.kept import KeptWorkspace
+from agent.data.normalize import ValidationReport, validate
 from agent.data.normalize.load import (
     Files,
     Source,
@@ -35,7 +37,7 @@ from agent.data.normalize.load import (
     read_file_as,
     reading_of,
 )
-from agent.data.reconcile.run import load_keys
+from agent.data.reconcile.run import load_keys, validation_key
 from agent.data.reconcile.runner import connect
 from agent.data.schema import Mapping, Role
 
@@ -114,10 +116,32 @@ def _read_both(
     """Read the claimed files straight and load the cached ones, at once, in one workspace;
     keep it when both read; settle the claims (after keeping, so a step woken by them finds
     the tables). Every claim is settled whatever happens: a step waiting for a file never
-    waits forever."""
+    waits forever.
+
+    A file read while the other is still being read is checked at once, on its own thread
+    (`validate`, kept with the workspace for the validation that follows): the check then
+    runs beside the other file's read instead of after it."""
     columns: dict[Role, Columns] = {}
     failures: dict[Role, BaseException] = {}
+    checked: dict[Role, tuple[str, ValidationReport]] = {}
     parallel = not one_thread_each(sources, claims)
+    reading = set(Role)
+    lock = threading.Lock()
+
+    def check_beside(role: Role) -> None:
+        """Check `role`'s table now if the other file is still being read."""
+        with lock:
+            reading.discard(role)
+            alone = not reading
+        if alone or role not in columns:
+            return
+        part = mapping.for_role(role)
+        try:
+            report = validate(cursor(con), role, columns[role].layout.file_name, part)
+        except Exception as error:  # the validation checks it again and says why
+            logger.info("role=%s error=<%s> | no check beside the read", role.value, error)
+            return
+        checked[role] = (validation_key(role, columns[role], mapping), report)
 
     def read(role: Role) -> None:
         source, part = sources[role], mapping.for_role(role)
@@ -157,6 +181,8 @@ def _read_both(
             failures[role] = error
             name, kind = sources[role].name, type(error).__name__
             logger.info("file=<%s> error=<%s> | first read stopped", name, kind)
+        finally:
+            check_beside(role)
 
     try:
         con = connect(cache.folder)
@@ -164,7 +190,7 @@ def _read_both(
             list(pool.map(attempt, tuple(Role)))
         if not failures:
             files, loads = load_keys(columns, mapping)
-            cache.kept.keep(files, KeptWorkspace(con, dict(loads)))
+            cache.kept.keep(files, KeptWorkspace(con, dict(loads), dict(checked)))
     except BaseException as error:
         logger.warning("error=<%s> | first read of a case stopped", type(error).__name__)
         for role in claims:

@@ -95,16 +95,7 @@ def validate_columns(
     is kept afterwards for the next validation or the reconciliation of these files.
     """
     names = {role: columns[role].layout.file_name for role in Role}
-    role_keys = {
-        role: memo_key(
-            "file",
-            role.value,
-            columns[role].parquet.name,
-            names[role],
-            _checked_reading(role, mapping),
-        )
-        for role in Role
-    }
+    role_keys = {role: validation_key(role, columns[role], mapping) for role in Role}
     for role in Role:  # a mapped column the file lacks is an error even when nothing is loaded
         select_list(role, columns[role].layout, mapping.for_role(role))
     gate_key = memo_key(
@@ -123,6 +114,13 @@ def validate_columns(
     missing = tuple(role for role in needed if case.loaded.get(role) != loads[role])
     for role in missing:  # replaced below: until it is loaded, the table is none of these
         case.loaded.pop(role, None)
+        case.checked.pop(role, None)
+    for role in Role:  # checked on its table already (the first read, beside the other file)
+        made = case.checked.pop(role, None)
+        if reports[role] is None and made is not None and made[0] == role_keys[role]:
+            reports[role] = made[1]
+            if memo is not None:
+                memo.remember(role_keys[role], made[1])
     load_both(con, columns, mapping, roles=missing)
     # The gates read the loaded tables beside the files' own checks (both only read them).
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="gates") as beside:
@@ -149,6 +147,18 @@ def validate_columns(
             case.loaded[role] = loads[role]
         kept.keep(files, case)
     return report
+
+
+def validation_key(role: Role, columns: Columns, mapping: Mapping) -> str:
+    """The key a file's validation report is remembered under: its columns, the name it was
+    uploaded under (the report names it) and its part of the mapping that is checked."""
+    return memo_key(
+        "file",
+        role.value,
+        columns.parquet.name,
+        columns.layout.file_name,
+        _checked_reading(role, mapping),
+    )
 
 
 def load_keys(columns: dict[Role, Columns], mapping: Mapping) -> tuple[str, dict[Role, str]]:

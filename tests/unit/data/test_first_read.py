@@ -177,3 +177,49 @@ def test_a_step_waiting_for_the_first_read_gets_its_columns_or_its_error(
     assert columns.reread is not None  # a load reads the file's bytes again
     # Asked again, the file's columns come straight back, without waiting or fetching.
     assert cache.columns("orders.csv", reading, never, digest=digest) == columns
+
+
+def test_a_file_read_while_the_other_is_read_is_checked_beside_it_with_the_same_report(
+    demo: Path, mapping: Mapping, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file whose first read ends first is checked at once, beside the other's read; the
+    validation that follows takes that report instead of checking the file again, and its
+    report is the one a validation that read everything itself makes."""
+    import agent.data.reconcile.preload as preload_module
+    import agent.data.reconcile.run as run_module
+
+    checked_beside: list[Role] = []
+    orders_checked = threading.Event()
+    real_validate, real_read = preload_module.validate, preload_module.read_file_as
+
+    def validate_beside(con: Any, role: Role, *args: Any) -> Any:
+        try:
+            return real_validate(con, role, *args)
+        finally:
+            checked_beside.append(role)
+            orders_checked.set()
+
+    def payments_after_orders(con: Any, role: Role, *args: Any, **kwargs: Any) -> Any:
+        if role is Role.PAYMENTS:  # the orders are read and checked first
+            assert orders_checked.wait(timeout=60)
+        return real_read(con, role, *args, **kwargs)
+
+    checked_after: list[Role] = []
+    real_run_validate = run_module.validate
+
+    def validate_after(con: Any, role: Role, *args: Any) -> Any:
+        checked_after.append(role)
+        return real_run_validate(con, role, *args)
+
+    monkeypatch.setattr(preload_module, "validate", validate_beside)
+    monkeypatch.setattr(preload_module, "read_file_as", payments_after_orders)
+    monkeypatch.setattr(run_module, "validate", validate_after)
+    cache, files = cache_in(tmp_path / "cache"), sources_of(demo)
+    assert preload(files, mapping, cache)
+    report = load_and_validate(connect(), files, mapping, cache=cache, memo=memo_in(cache))
+    assert checked_beside == [Role.ORDERS]  # the payments were read last: checked after
+    assert checked_after == [Role.PAYMENTS]
+    alone = load_and_validate(connect(), files_of(demo), mapping)
+    assert report == alone  # every check, fact, warning and error, in order
+    again = load_and_validate(connect(), files, mapping, cache=cache, memo=memo_in(cache))
+    assert again == alone  # remembered under the key a check of its own would have used
