@@ -35,7 +35,8 @@ import duckdb
 
 logger = logging.getLogger(__name__)
 
-MEMORY_LIMIT = "500MB"
+MEMORY_LIMIT_BYTES = 500_000_000
+MEMORY_LIMIT = f"{MEMORY_LIMIT_BYTES // 1_000_000}MB"
 """DuckDB's buffer memory for the whole process; what does not fit spills to disk. DuckDB
 allocates beside its buffer manager too (about 150 MB more at 10M rows), and Python with the
 bot's libraries holds about 300 MB: the whole flow at 10M orders x 10M payments peaks at about

@@ -24,7 +24,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from agent.data.cache import Claim, ColumnCache
-from agent.data.duck import cursor
+from agent.data.duck import MEMORY_LIMIT_BYTES, cursor
 from agent.data.ingest import layout_from_options
 from agent.data.ingest.columnar import Columns, RowProgress
 from agent.data.kept import KeptWorkspace
@@ -44,21 +44,33 @@ from agent.data.schema import Mapping, Role
 logger = logging.getLogger(__name__)
 
 SIMILAR_SIZES = 1.5
-"""Two files read straight at once, neither more than this many times the other's size, are
-each read on one thread. DuckDB's threads are the process's (the cores), and a parallel read of
-each file beside the other's runs more threads than there are cores: at 1M orders x 1M payments
-on 2 cores that cost about 15% more CPU time than two reads of one thread each, which finish
-about together when the files are of a size. A file much larger than the other is read in
-parallel, so that it has every core once the other is read."""
+"""Two files read straight at once, neither more than this many times the other's size, whose
+tables fit in DuckDB's memory (`fits_in_memory`), are each read on one thread. DuckDB's threads
+are the process's (the cores), and a parallel read of each file beside the other's runs more
+threads than there are cores: at 1M orders x 1M payments on 2 cores that cost about 15% more
+CPU time than two reads of one thread each, which finish about together when the files are of
+a size. A file much larger than the other is read in parallel, so that it has every core once
+the other is read; so are files whose tables spill to disk (10M x 10M: a read of one thread
+waits on the disk with nothing beside it, and the first step took twice as long)."""
+
+
+def fits_in_memory(sources: dict[Role, Source]) -> bool:
+    """Whether both files' sizes are known and together within DuckDB's memory limit: their
+    tables (smaller than the text: 215 MB for the 280 MB of the 1M benchmark files) stay in
+    memory, so a step beside their reads does not make them spill."""
+    sizes = [sources[role].size for role in Role if role in sources]
+    if len(sizes) != 2 or any(size is None or size <= 0 for size in sizes):
+        return False
+    return sum(s for s in sizes if s is not None) <= MEMORY_LIMIT_BYTES
 
 
 def one_thread_each(sources: dict[Role, Source], claims: dict[Role, Claim]) -> bool:
-    """Whether both files are read straight at once (`claims`) and are of similar sizes
-    (`SIMILAR_SIZES`), so that each is read on one thread."""
-    sizes = [sources[role].size for role in Role if role in claims]
-    if len(sizes) != 2 or any(size is None or size <= 0 for size in sizes):
+    """Whether both files are read straight at once (`claims`), are of similar sizes
+    (`SIMILAR_SIZES`) and fit in memory (`fits_in_memory`), so that each is read on one
+    thread."""
+    if set(claims) != set(Role) or not fits_in_memory(sources):
         return False
-    small, large = sorted(s for s in sizes if s is not None)
+    small, large = sorted(sources[role].size or 0 for role in Role)
     return large <= SIMILAR_SIZES * small
 
 
@@ -118,28 +130,30 @@ def _read_both(
     the tables). Every claim is settled whatever happens: a step waiting for a file never
     waits forever.
 
-    A file read while the other is still being read is checked at once, on its own thread
-    (`validate`, kept with the workspace for the validation that follows): the check then
-    runs beside the other file's read instead of after it."""
+    When both files fit in memory (`fits_in_memory`), a file read while the other is still
+    being read is checked at once, on its own thread (`validate`, kept with the workspace for
+    the validation that follows): the check then runs beside the other file's read instead of
+    after it (with tables spilled to disk, it would make the other read spill more)."""
     columns: dict[Role, Columns] = {}
     failures: dict[Role, BaseException] = {}
     checked: dict[Role, tuple[str, ValidationReport]] = {}
     parallel = not one_thread_each(sources, claims)
-    reading = set(Role)
+    reading = set(Role) if fits_in_memory(sources) else set()
     lock = threading.Lock()
 
     def check_beside(role: Role) -> None:
         """Check `role`'s table now if the other file is still being read."""
         with lock:
+            alone = not reading or reading == {role}
             reading.discard(role)
-            alone = not reading
         if alone or role not in columns:
             return
         part = mapping.for_role(role)
         try:
             report = validate(cursor(con), role, columns[role].layout.file_name, part)
         except Exception as error:  # the validation checks it again and says why
-            logger.info("role=%s error=<%s> | no check beside the read", role.value, error)
+            kind = type(error).__name__  # never its text: it may quote a cell
+            logger.info("role=%s error=<%s> | no check beside the read", role.value, kind)
             return
         checked[role] = (validation_key(role, columns[role], mapping), report)
 

@@ -92,6 +92,7 @@ CLAIMS: dict[Role, Claim] = {role: object() for role in Role}  # type: ignore[mi
     ("orders", "payments", "claimed", "one_thread"),
     [
         (146_000_000, 134_000_000, tuple(Role), True),  # of a size: one thread each
+        (260_000_000, 250_000_000, tuple(Role), False),  # over DuckDB's memory: parallel
         (100, int(100 * SIMILAR_SIZES), tuple(Role), True),
         (100, int(100 * SIMILAR_SIZES) + 1, tuple(Role), False),  # one much larger: parallel
         (400_000_000, 100_000_000, tuple(Role), False),
