@@ -12,7 +12,8 @@ from pathlib import Path
 
 from agent.data.policy import Policy
 from agent.data.reconcile import reconcile
-from agent.data.schema import AmountReading, DatasetMapping, Mapping, ReadingOptions, Role
+from agent.data.schema import Mapping, Role
+from tests.unit.data.test_reconcile import _formula_mapping, write
 
 HEADER = [
     "category",
@@ -28,34 +29,13 @@ HEADER = [
 ]
 
 
-def _write(path: Path, header: list[str], rows: list[tuple[str, ...]]) -> Path:
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        out = csv.writer(handle)
-        out.writerow(header)
-        out.writerows(rows)
-    return path
-
-
 def _mapping() -> Mapping:
-    options = ReadingOptions(
-        amounts={"order_amount": AmountReading(), "captured_amount": AmountReading()}
+    """The formula tests' mapping, with the payments' status read (failed attempts)."""
+    mapping = _formula_mapping()
+    payments = mapping.payments.model_copy(
+        update={"columns": {**mapping.payments.columns, "payment_status": "status"}}
     )
-    return Mapping(
-        orders=DatasetMapping(
-            columns={"order_id": "order_id", "order_amount": "total", "currency": "currency"},
-            options=options,
-        ),
-        payments=DatasetMapping(
-            columns={
-                "payment_id": "payment_id",
-                "order_id": "order_id",
-                "captured_amount": "amount",
-                "currency": "currency",
-                "payment_status": "status",
-            },
-            options=options,
-        ),
-    )
+    return mapping.model_copy(update={"payments": payments})
 
 
 def _export(
@@ -63,11 +43,11 @@ def _export(
 ) -> tuple[int, list[list[str]]]:
     files = {
         Role.ORDERS: (
-            _write(tmp_path / "o.csv", ["order_id", "total", "currency"], orders),
+            write(tmp_path / "o.csv", ["order_id", "total", "currency"], orders),
             "o.csv",
         ),
         Role.PAYMENTS: (
-            _write(
+            write(
                 tmp_path / "p.csv",
                 ["payment_id", "order_id", "amount", "currency", "status"],
                 payments,
