@@ -138,14 +138,14 @@ def _read_both(
     failures: dict[Role, BaseException] = {}
     checked: dict[Role, tuple[str, ValidationReport]] = {}
     parallel = not one_thread_each(sources, claims)
-    reading = set(Role) if fits_in_memory(sources) else set()
+    unread = set(Role) if fits_in_memory(sources) else set()  # none: no check beside a read
     lock = threading.Lock()
 
     def check_beside(role: Role) -> None:
         """Check `role`'s table now if the other file is still being read."""
         with lock:
-            alone = not reading or reading == {role}
-            reading.discard(role)
+            alone = not unread or unread == {role}
+            unread.discard(role)
         if alone or role not in columns:
             return
         part = mapping.for_role(role)
