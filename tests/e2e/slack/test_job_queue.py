@@ -218,10 +218,14 @@ def test_two_web_processes_and_two_workers_give_one_investigation_and_one_outcom
     requests = [request_message(standin, m.ts, timeout=180) for m in messages]
 
     def approve_thrice(request: Message) -> list[int]:
+        # Three clicks on the request as it was shown: each payload is made before any click
+        # is delivered (the stand-in's message is live, and the first click's answer takes
+        # its buttons away).
+        payloads = [standin.click_payload(BOB, request, "approve") for _ in range(3)]
         with ThreadPoolExecutor(3) as clicks:
-            return list(
-                clicks.map(lambda _: standin.click(BOB, request, "approve").status, range(3))
-            )
+            return [
+                delivery.status for delivery in clicks.map(standin.deliver_interaction, payloads)
+            ]
 
     with ThreadPoolExecutor(8) as pool:
         statuses = [s for found in pool.map(approve_thrice, requests) for s in found]
