@@ -223,7 +223,8 @@ def _same_money(first: Decimal, second: Decimal) -> bool:
 
 def _agrees(total: Decimal, paid_sum: Decimal) -> bool:
     """`_same_money(total, paid_sum)` for a sum of payments, without its products where they
-    cannot be equal.
+    cannot be equal. `count_agreeing` writes it out per pair; this is the rule it is checked
+    against.
 
     `paid_sum` is a sum (computed in this context), so `paid_sum * 1` is itself: the first
     comparison is plain equality. A product rounds up by at most one digit, so `x == y * 10**k`

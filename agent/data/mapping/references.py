@@ -76,7 +76,7 @@ def possible_ids(values: Iterable[str]) -> set[str]:
     Each part of each value (the text between the separators of `REF_SPLIT`), and each part
     less its leading `#`, found with string methods alone (`str.split` splits on the spaces
     `\\s` matches): keys that meet none of these meet no reference, without reading the ids of
-    each value.
+    each value. Inference asks `may_name` instead; this is the plain rule it is checked against.
     """
     text = _spaced(values)
     parts = set(text.split())
