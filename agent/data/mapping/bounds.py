@@ -24,13 +24,11 @@ meets them; the profile budget reads every column of a file of up to 20 columns 
 
 from __future__ import annotations
 
-import threading
 import time
-import weakref
-from collections import OrderedDict
 from collections.abc import Collection
 
 from agent.data.ingest import SAMPLE_ROWS, CsvSample
+from agent.data.mapping.by_object import ByObjects
 from agent.data.mapping.columns import SampleColumns
 from agent.data.mapping.headers import header_score
 from agent.data.profile import ColumnProfile, profile_sample
@@ -93,9 +91,9 @@ def profiles_of(sample: CsvSample, columns: SampleColumns | None = None) -> list
 
     `columns` is the file already read by column, when inference has it. The same sample
     object is profiled once (`assign_roles` and then `infer_mapping` profile the two samples
-    of an upload): see `_Profiled`.
+    of an upload): see `_PROFILED`.
     """
-    found = _PROFILED.get(sample)
+    found = _PROFILED.get((sample,))
     if found is None:
         view = columns if columns is not None else SampleColumns(sample)
         names = sample.layout.columns
@@ -104,40 +102,10 @@ def profiles_of(sample: CsvSample, columns: SampleColumns | None = None) -> list
         narrow = len(names) <= KEPT_DISTINCT_COLUMNS
         distinct = [view.distinct(name) for name in names] if narrow else None
         found = profile_sample(sample, named_columns(names), view.by_column(), distinct)
-        _PROFILED.put(sample, found)
+        _PROFILED.put((sample,), list(found))
     return list(found)
 
 
-class _Profiled:
-    """The profiles of the last few samples profiled, by object.
-
-    Keyed by `id`, each entry holds a weak reference to its sample: a profile is returned only
-    for the very object it was computed from, never for another that took the id of one gone.
-    A sample is never changed once read (`CsvSample` is frozen), so its profiles stay true.
-    """
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._found: OrderedDict[int, tuple[weakref.ref[CsvSample], list[ColumnProfile]]] = (
-            OrderedDict()
-        )
-        self._lock = threading.Lock()
-
-    def get(self, sample: CsvSample) -> list[ColumnProfile] | None:
-        """The profiles of `sample` when this very object was profiled, else None."""
-        with self._lock:
-            entry = self._found.get(id(sample))
-        if entry is None or entry[0]() is not sample:
-            return None
-        return entry[1]
-
-    def put(self, sample: CsvSample, profiles: list[ColumnProfile]) -> None:
-        """Keep the profiles of `sample` (the oldest entry goes past `size`)."""
-        with self._lock:
-            self._found[id(sample)] = (weakref.ref(sample), list(profiles))
-            self._found.move_to_end(id(sample))
-            while len(self._found) > self.size:
-                self._found.popitem(last=False)
-
-
-_PROFILED = _Profiled(8)
+_PROFILED: ByObjects[CsvSample, list[ColumnProfile]] = ByObjects(8)
+"""The profiles of the last few samples profiled, by object (a sample never changes once read,
+so its profiles stay true)."""

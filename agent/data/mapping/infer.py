@@ -11,11 +11,14 @@ compared in time is asked.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+
 from agent.data.ingest import CsvSample
 from agent.data.mapping.ambiguity import role_question
 from agent.data.mapping.amounts import decide_units
 from agent.data.mapping.bounds import Budget, profiles_of
-from agent.data.mapping.candidates import apply_key_overlap, score_columns
+from agent.data.mapping.by_object import ByObjects
+from agent.data.mapping.candidates import FieldCandidates, apply_key_overlap, score_columns
 from agent.data.mapping.columns import SampleColumns
 from agent.data.mapping.dataset import dataset_proposal
 from agent.data.mapping.default_currency import decide_currencies
@@ -42,23 +45,94 @@ def infer_mapping(
     a column the file does not have, MappingError for an option value that cannot work.
     `budget` is the time inference may spend comparing values (`bounds.Budget`); once it is
     spent, the fields it left uncompared are asked.
+
+    What the files' values say does not depend on the answers (the roles aside), so it is
+    worked out once per pair of sample objects and roles, and an edit of the mapping only
+    decides the fields again (`_compared`).
     """
     answers = answers or {}
-    budget = budget or Budget()
+    chosen = swap_from_answers(answers, (first.layout.file_name, second.layout.file_name))
+    compared = _compared(first, second, chosen, budget)
+    clarifications = list(compared.clarifications)
+    datasets: dict[Role, DatasetProposal] = {}
+    for role in Role:
+        datasets[role] = dataset_proposal(
+            role,
+            compared.evidence[role],
+            compared.scored[role],
+            clarifications,
+            answers.get(role, {}),
+        )
+    if compared.budget.spent:
+        for role in Role:
+            notes = [*datasets[role].notes, compared.budget.note]
+            datasets[role] = datasets[role].model_copy(update={"notes": notes})
+    decide_units(datasets, compared.columns, answers)
+    decide_currencies(datasets, compared.evidence, clarifications)
+    return Proposal(
+        orders=datasets[Role.ORDERS],
+        payments=datasets[Role.PAYMENTS],
+        role_confidence=compared.role_confidence,
+        clarifications=clarifications,
+    )
+
+
+@dataclass(frozen=True)
+class _Compared:
+    """What two files' sampled values say, before any field is decided: the candidates of every
+    field scored (after key overlap and amount agreement), each file's evidence and columns,
+    the confidence in the roles and the question about them, and the budget they spent."""
+
+    columns: dict[Role, SampleColumns]
+    scored: dict[Role, FieldCandidates]
+    evidence: dict[Role, Evidence]
+    role_confidence: float
+    clarifications: tuple[Clarification, ...]
+    budget: Budget
+
+
+_COMPARED: ByObjects[CsvSample, _Compared] = ByObjects(4)
+"""The comparisons of the last few pairs of samples, by the sample objects and the roles a
+person chose (a sample never changes once read, so what its values say stays true)."""
+
+
+def _compared(
+    first: CsvSample, second: CsvSample, chosen: bool | None, budget: Budget | None
+) -> _Compared:
+    """The comparison of two samples under the roles a person chose (`chosen`, None: decided
+    from the content), worked out once per pair of objects when inference has its own budget.
+
+    A remembered comparison is handed on with a budget of its own for the steps after it
+    (`ambiguity` asks once the budget is spent), spent when the comparison spent its own."""
+    if budget is None:
+        found = _COMPARED.get((first, second), chosen)
+        if found is None:
+            found = _compare(first, second, chosen, Budget())
+            _COMPARED.put((first, second), found, chosen)
+        fresh = Budget(found.budget.seconds)
+        fresh.spent = found.budget.spent
+        evidence = {role: replace(found.evidence[role], budget=fresh) for role in Role}
+        # Deciding the fields adds to candidates' reasons: each inference decides on copies.
+        scored = {
+            role: {name: [replace(c) for c in candidates] for name, candidates in fields.items()}
+            for role, fields in found.scored.items()
+        }
+        return replace(found, scored=scored, evidence=evidence, budget=fresh)
+    return _compare(first, second, chosen, budget)
+
+
+def _compare(first: CsvSample, second: CsvSample, chosen: bool | None, budget: Budget) -> _Compared:
+    """Roles first, then every field's candidates, raised or lowered by the other file."""
     # Each file is read by column once, for every step below.
     views = [SampleColumns(first), SampleColumns(second)]
     profiles = [profiles_of(first, views[0]), profiles_of(second, views[1])]
     straight, crossed = role_fits(profiles[0], profiles[1])
-    clarifications: list[Clarification] = []
-    chosen = swap_from_answers(answers, (first.layout.file_name, second.layout.file_name))
     if crossed > straight if chosen is None else chosen:
         first, second = second, first
         profiles.reverse()
         views.reverse()
     role_confidence = 1.0 if chosen is not None else min(1.0, abs(straight - crossed) / 0.5)
     question = role_question(first, second, (straight, crossed), chosen)
-    if question is not None:
-        clarifications.append(question)
     samples = {Role.ORDERS: first, Role.PAYMENTS: second}
     columns = {Role.ORDERS: views[0], Role.PAYMENTS: views[1]}
     by_role = {Role.ORDERS: profiles[0], Role.PAYMENTS: profiles[1]}
@@ -72,20 +146,11 @@ def infer_mapping(
         for role in Role
     }
     apply_amount_agreement(scored, evidence)
-    datasets: dict[Role, DatasetProposal] = {}
-    for role in Role:
-        datasets[role] = dataset_proposal(
-            role, evidence[role], scored[role], clarifications, answers.get(role, {})
-        )
-    if budget.spent:
-        for role in Role:
-            notes = [*datasets[role].notes, budget.note]
-            datasets[role] = datasets[role].model_copy(update={"notes": notes})
-    decide_units(datasets, columns, answers)
-    decide_currencies(datasets, evidence, clarifications)
-    return Proposal(
-        orders=datasets[Role.ORDERS],
-        payments=datasets[Role.PAYMENTS],
+    return _Compared(
+        columns=columns,
+        scored=scored,
+        evidence=evidence,
         role_confidence=round(role_confidence, 2),
-        clarifications=clarifications,
+        clarifications=(question,) if question is not None else (),
+        budget=budget,
     )

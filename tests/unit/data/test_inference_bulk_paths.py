@@ -309,5 +309,5 @@ def test_a_sample_is_profiled_once_and_only_its_own_profiles_are_reused(
     assert profiled == [sample]
     assert profiles_of(twin) == first and len(profiled) == 2  # another object: profiled again
     other = CsvSample(layout, [["x", "y"]], True)
-    bounds_module._PROFILED._found[id(other)] = (weakref.ref(sample), first)  # a stale id
+    bounds_module._PROFILED._found[(id(other), None)] = ([weakref.ref(sample)], first)  # stale
     assert profiles_of(other) != first and profiled[-1] is other
