@@ -38,6 +38,7 @@ from storage.blobs import (
     CHUNK,
     READING,
     STORING,
+    WRITE_CHUNK,
     _disk_failure,
     _HashingReader,
     _hex,
@@ -208,7 +209,7 @@ class S3BlobStore:
         try:
             try:
                 with os.fdopen(fd, "wb") as out:
-                    while chunk := reader.read(CHUNK):
+                    while chunk := reader.read(WRITE_CHUNK):
                         out.write(chunk)
             except OSError as error:
                 raise _disk_failure(STORING, error) from None

@@ -32,10 +32,12 @@ class HeadTap:
         self._known = threading.Event()
 
     def read(self, size: int = -1) -> bytes:
-        """Read from the stream, as the stream's own `read` does."""
-        chunk = self._stream.read(size)
+        """Read from the stream, as the stream's own `read` does, but while the head is not
+        known no further than one byte past it: the head is there as soon as its own bytes are,
+        however large a chunk the reader asks for (a download is not waited for beyond it)."""
         if not self._known.is_set():
             room = self._limit - len(self._head)
+            chunk = self._stream.read(size if size < 0 else min(size, room + 1))
             self._head += chunk[:room]
             if len(chunk) > room:
                 self._more = True
@@ -43,7 +45,8 @@ class HeadTap:
             elif not chunk:
                 self._ended = True
                 self._known.set()
-        return chunk
+            return chunk
+        return self._stream.read(size)
 
     def finish(self) -> None:
         """The reader stopped: `head()` returns what is known instead of waiting for more."""

@@ -55,3 +55,30 @@ def test_a_head_the_store_stopped_before_is_none_and_never_waits() -> None:
 
     assert not reader.is_alive()
     assert waiting == [None]
+
+
+class _Download(io.RawIOBase):
+    """A stream whose bytes after `ready` have not arrived yet: reading past them fails."""
+
+    def __init__(self, data: bytes, ready: int) -> None:
+        self.data, self.ready, self.at = data, ready, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        end = len(self.data) if size < 0 else self.at + size
+        if end > self.ready:
+            raise AssertionError("waited for bytes that have not arrived")
+        chunk = self.data[self.at : end]
+        self.at += len(chunk)
+        return chunk
+
+
+def test_a_reader_asking_for_large_chunks_waits_for_no_byte_past_the_head() -> None:
+    # The store asks for chunks far larger than the head; a download that has only just
+    # passed the head is not waited for, and the head is known after the first read.
+    tap = HeadTap(_Download(b"y" * (10 * LIMIT), ready=LIMIT + 1), LIMIT)  # type: ignore[arg-type]
+
+    assert tap.read(8 * LIMIT) == b"y" * (LIMIT + 1)
+    assert tap.head() == (b"y" * LIMIT, LIMIT + 1)
