@@ -38,15 +38,6 @@ logger = logging.getLogger(__name__)
 
 CHUNK = 1 << 20
 
-WRITE_CHUNK = 8 << 20
-"""What a store reads, hashes and writes of an upload at a time. Each chunk takes the
-interpreter's lock a few times, and an upload is stored while the Python of its inspection and
-inference runs (`agent.usecases.arrival`), so fewer, larger chunks wait less for that lock:
-storing and inspecting the 1M benchmark files took 0.88 -> 0.82 s and 0.97 -> 0.81 s (medians
-of 6, 1 MiB -> 8 MiB, alternated; 4 to 32 MiB alike). The head of a file is still known as soon
-as its own bytes are read (`HeadTap.read`)."""
-
-
 STORING, READING, CHECKING = "storing the file", "reading a stored file", "checking a stored file"
 _SECRETS = (
     (re.compile(r"(?i)(x-amz-(?:signature|credential|security-token)=)[^&\s\"']+"), r"\1***"),
@@ -127,7 +118,7 @@ class LocalBlobStore:
             raise _disk_failure(STORING, error) from None
         try:
             with os.fdopen(fd, "wb") as out:
-                while chunk := reader.read(WRITE_CHUNK):
+                while chunk := reader.read(CHUNK):
                     out.write(chunk)
                 out.flush()
                 os.fsync(out.fileno())

@@ -38,7 +38,6 @@ from storage.blobs import (
     CHUNK,
     READING,
     STORING,
-    WRITE_CHUNK,
     _disk_failure,
     _HashingReader,
     _hex,
@@ -209,7 +208,7 @@ class S3BlobStore:
         try:
             try:
                 with os.fdopen(fd, "wb") as out:
-                    while chunk := reader.read(WRITE_CHUNK):
+                    while chunk := reader.read(CHUNK):
                         out.write(chunk)
             except OSError as error:
                 raise _disk_failure(STORING, error) from None
