@@ -20,7 +20,7 @@ from pathlib import Path
 
 from agent.data.cache import Fetch
 from agent.data.ingest import HEAD_BYTES, CsvSample, inspect_head
-from agent.data.mapping import Proposal, infer_mapping
+from agent.data.mapping import Comparisons, Proposal, infer_mapping
 from agent.data.schema import Role
 
 logger = logging.getLogger(__name__)
@@ -44,6 +44,8 @@ class SampleCache:
         self.max_age = max_age
         self._samples: OrderedDict[str, CsvSample] = OrderedDict()
         self._proposals: OrderedDict[str, Proposal] = OrderedDict()
+        self.comparisons = Comparisons()
+        """What inference compared of the latest pairs of samples: an edit infers again on it."""
         self._lock = threading.Lock()
 
     def proposal(
@@ -61,7 +63,7 @@ class SampleCache:
             if found is not None:
                 self._proposals.move_to_end(key)
                 return found
-        found = infer_mapping(*samples, answers=answers)
+        found = infer_mapping(*samples, answers=answers, memo=self.comparisons)
         self._remember_proposal(key, found)
         return found
 

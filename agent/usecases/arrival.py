@@ -77,7 +77,7 @@ def store_and_inspect(
             for upload, tap in zip(uploads, taps, strict=True)
         ]
         heads = [_inspect(tap, upload.name) for upload, tap in zip(uploads, taps, strict=True)]
-        early = _decide(heads)
+        early = _decide(heads, samples)
         stored = [future.result() for future in storing]
     found: list[CsvSample] = []
     if not all(h is not None and h.fits(b) for h, b in zip(heads, stored, strict=True)):
@@ -131,9 +131,12 @@ def _inspect(tap: HeadTap, file_name: str) -> _Head | None:
         return _Head(head, size, error=error)
 
 
-def _decide(heads: list[_Head | None]) -> tuple[tuple[Role, Role], Proposal | None] | None:
+def _decide(
+    heads: list[_Head | None], samples: SampleCache
+) -> tuple[tuple[Role, Role], Proposal | None] | None:
     """For two files whose heads read: the role each plays and the mapping inferred from them
-    (None when it cannot be inferred: the inspection that follows says why).
+    (None when it cannot be inferred: the inspection that follows says why), its comparison of
+    the files kept in `samples` for the edits that follow.
 
     Only a head start: whatever fails here is left to the steps after the files are stored,
     which meet it where and as they did before (the validation says why no mapping fits)."""
@@ -148,7 +151,7 @@ def _decide(heads: list[_Head | None]) -> tuple[tuple[Role, Role], Proposal | No
         return None
     pair = (first, second) if roles[0] is Role.ORDERS else (second, first)
     try:
-        proposal = infer_mapping(*pair)
+        proposal = infer_mapping(*pair, memo=samples.comparisons)
     except Exception as error:
         logger.info("error=<%s> | no mapping inferred from the heads", type(error).__name__)
         proposal = None

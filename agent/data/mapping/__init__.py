@@ -40,7 +40,7 @@ Where things are:
 from agent.data.mapping.ambiguity import AMBIGUITY_MARGIN, ROLE_MARGIN
 from agent.data.mapping.candidates import MIN_SCORE
 from agent.data.mapping.headers import header_score, normalize_header
-from agent.data.mapping.infer import infer_mapping
+from agent.data.mapping.infer import Comparisons, infer_mapping
 from agent.data.mapping.proposal import (
     Candidate,
     Clarification,
@@ -58,6 +58,7 @@ __all__ = [
     "ROLE_MARGIN",
     "Candidate",
     "Clarification",
+    "Comparisons",
     "DatasetProposal",
     "FieldChoice",
     "Proposal",

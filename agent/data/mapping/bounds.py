@@ -54,9 +54,11 @@ class Budget:
     threads at the same time do not spend it, so a file gets the same answer under load.
     """
 
-    def __init__(self, seconds: float = TIME_BUDGET_SECONDS) -> None:
+    def __init__(self, seconds: float = TIME_BUDGET_SECONDS, *, used: float = 0.0) -> None:
+        """`seconds` from now on this thread's clock, less what was `used` of it already (on
+        another thread, by the steps before)."""
         self.seconds = seconds
-        self._deadline = time.thread_time() + seconds
+        self._deadline = time.thread_time() + seconds - used
         self.spent = False
 
     def exhausted(self) -> bool:
