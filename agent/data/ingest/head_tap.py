@@ -35,6 +35,8 @@ class HeadTap:
         """Read from the stream, as the stream's own `read` does, but while the head is not
         known no further than one byte past it: the head is there as soon as its own bytes are,
         however large a chunk the reader asks for (a download is not waited for beyond it)."""
+        if size == 0:
+            return b""  # asks for nothing: says nothing about where the stream ends
         if not self._known.is_set():
             room = self._limit - len(self._head)
             chunk = self._stream.read(size if size < 0 else min(size, room + 1))

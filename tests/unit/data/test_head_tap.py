@@ -82,3 +82,11 @@ def test_a_reader_asking_for_large_chunks_waits_for_no_byte_past_the_head() -> N
 
     assert tap.read(8 * LIMIT) == b"y" * (LIMIT + 1)
     assert tap.head() == (b"y" * LIMIT, LIMIT + 1)
+
+
+def test_reading_nothing_does_not_end_the_head() -> None:
+    tap = HeadTap(io.BytesIO(b"z" * (2 * LIMIT)), LIMIT)
+
+    assert tap.read(0) == b""
+    assert _read_all(tap, LIMIT // 3) == b"z" * (2 * LIMIT)
+    assert tap.head() == (b"z" * LIMIT, LIMIT + 1)
