@@ -4,9 +4,10 @@ This project's machines change speed by 10-30% within the hour, so two builds me
 after the other differ by the machine as much as by the code. This runs the flow child of
 `scripts/flow_benchmark.py` (upload -> request, edit -> request, approve -> outcome, a fresh
 process each run, as `make bench` measures it) for a base revision and for the working tree,
-alternately (ABBA order), on the same demo files, and prints each run and the medians of
-each step's seconds and CPU seconds. The base revision is checked out into a temporary git
-worktree (removed afterwards) and run with this checkout's virtual environment. Usage:
+alternately (ABBA order, after a warm-up run of each), on the same demo files, and prints each
+run and the medians of each step's seconds and CPU seconds. The base revision is checked out
+into a temporary git worktree (removed afterwards) and run with this checkout's virtual
+environment. Usage:
 
     .venv/bin/python scripts/flow_alternation.py BASE [--runs 6] [--size 1000000]
         [--data bench-data]
@@ -85,6 +86,8 @@ def main() -> None:
             builds = {f"base {args.base}": base, "this tree": ROOT}
             runs: dict[str, list[dict[str, Any]]] = {name: [] for name in builds}
             order = list(builds)
+            for build in builds.values():  # a warm-up run each (bytecode, page cache), not timed
+                run_flow(build, folder, scratch)
             for i in range(args.runs):
                 for name in order if i % 2 == 0 else order[::-1]:
                     result = run_flow(builds[name], folder, scratch)
