@@ -158,7 +158,11 @@ FROM (
 -- The findings are made: what the row ledger and the summary read of `payments` and
 -- `order_findings` stays (each payment's currency and amount; each order's category, captures,
 -- amount and voided status), and the memory of the rest goes before the ledger and the
--- export.
-CREATE OR REPLACE TABLE payments AS SELECT currency, exponent, amount_minor FROM payments;
-CREATE OR REPLACE TABLE order_findings AS
-SELECT r, currency, exponent, amount_minor, n, category, voided FROM order_findings;
+-- export (columns dropped, not the kept ones copied).
+ALTER TABLE payments DROP COLUMN r;
+ALTER TABLE payments DROP COLUMN refs;
+ALTER TABLE payments DROP COLUMN refunded_minor;
+ALTER TABLE payments DROP COLUMN captured_at;
+ALTER TABLE payments DROP COLUMN refunded_status;
+ALTER TABLE payments DROP COLUMN order_r;
+ALTER TABLE order_findings DROP COLUMN captured;
