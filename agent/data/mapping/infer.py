@@ -54,7 +54,10 @@ def infer_mapping(
     """
     answers = answers or {}
     chosen = swap_from_answers(answers, (first.layout.file_name, second.layout.file_name))
-    compared = _compared(first, second, chosen, budget, memo)
+    if budget is not None or memo is None:  # a budget of the caller's: its own comparison
+        compared = _compare(first, second, chosen, budget or Budget())
+    else:
+        compared = memo.compared(first, second, chosen)
     clarifications = list(compared.clarifications)
     datasets: dict[Role, DatasetProposal] = {}
     for role in Role:
@@ -108,35 +111,26 @@ class Comparisons:
     def __init__(self, size: int = 2) -> None:
         self._kept: ByObjects[CsvSample, _Compared] = ByObjects(size)
 
+    def compared(self, first: CsvSample, second: CsvSample, chosen: bool | None) -> _Compared:
+        """The comparison of two samples under the roles a person chose (`chosen`, None:
+        decided from the content), kept here once worked out.
 
-def _compared(
-    first: CsvSample,
-    second: CsvSample,
-    chosen: bool | None,
-    budget: Budget | None,
-    memo: Comparisons | None,
-) -> _Compared:
-    """The comparison of two samples under the roles a person chose (`chosen`, None: decided
-    from the content): from `memo` when it has it, else worked out (and kept there).
-
-    The steps after a comparison get a budget of their own on the calling thread, with what
-    the comparison used taken off (`ambiguity` asks once it is spent), and copies of the
-    candidates (deciding the fields adds to their reasons). With a `budget` of the caller's,
-    the comparison is the caller's own: nothing is kept."""
-    if budget is not None or memo is None:
-        return _compare(first, second, chosen, budget or Budget())
-    found = memo._kept.get((first, second), chosen)
-    if found is None:
-        found = _compare(first, second, chosen, Budget())
-        memo._kept.put((first, second), found, chosen)
-    fresh = Budget(found.budget.seconds, used=found.used)
-    fresh.spent = found.budget.spent
-    evidence = {role: replace(found.evidence[role], budget=fresh) for role in Role}
-    scored = {
-        role: {name: [replace(c) for c in candidates] for name, candidates in fields.items()}
-        for role, fields in found.scored.items()
-    }
-    return replace(found, scored=scored, evidence=evidence, budget=fresh)
+        What is handed out is for one inference: its field decisions get a budget of their own
+        on the calling thread, with what the comparison used taken off (`ambiguity` asks once
+        it is spent), and copies of the candidates (deciding the fields adds to their
+        reasons)."""
+        found = self._kept.get((first, second), chosen)
+        if found is None:
+            found = _compare(first, second, chosen, Budget())
+            self._kept.put((first, second), found, chosen)
+        fresh = Budget(found.budget.seconds, used=found.used)
+        fresh.spent = found.budget.spent
+        evidence = {role: replace(found.evidence[role], budget=fresh) for role in Role}
+        scored = {
+            role: {name: [replace(c) for c in candidates] for name, candidates in fields.items()}
+            for role, fields in found.scored.items()
+        }
+        return replace(found, scored=scored, evidence=evidence, budget=fresh)
 
 
 def _compare(first: CsvSample, second: CsvSample, chosen: bool | None, budget: Budget) -> _Compared:
