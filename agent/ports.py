@@ -13,7 +13,7 @@ a record); they do not decide. They append the matching audit entry in the same 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
@@ -45,8 +45,21 @@ class StoredBlob:
 class BlobStore(Protocol):
     """Content-addressed storage for uploaded files and exports."""
 
-    def put(self, stream: BinaryIO, *, max_bytes: int | None = None) -> StoredBlob:
-        """Store the bytes read from `stream`, hashing them in the same pass."""
+    def put(
+        self,
+        stream: BinaryIO,
+        *,
+        max_bytes: int | None = None,
+        on_readable: Callable[[StoredBlob], None] | None = None,
+    ) -> StoredBlob:
+        """Store the bytes read from `stream`, hashing them in the same pass; return once they
+        are durable (synced to disk, or in the bucket).
+
+        `on_readable`, if given, hears the blob once, before `put` returns, as soon as
+        `local_copy` reads its bytes: possibly before they are durable, so that work that only
+        reads them (a file's first read) runs while they are synced. Nothing may be recorded
+        about the blob before `put` returns: a crash before then may lose it.
+        """
         ...
 
     def local_copy(self, digest: str) -> AbstractContextManager[Path]:

@@ -190,7 +190,13 @@ class S3BlobStore:
             tries += 1
             self._sleep(wait)
 
-    def put(self, stream: BinaryIO, *, max_bytes: int | None = None) -> StoredBlob:
+    def put(
+        self,
+        stream: BinaryIO,
+        *,
+        max_bytes: int | None = None,
+        on_readable: Callable[[StoredBlob], None] | None = None,
+    ) -> StoredBlob:
         """Store the bytes of `stream` under their digest, hashed and size-checked in one pass.
 
         The stream is spooled to a local temporary file first (so that a retry can send it
@@ -198,6 +204,7 @@ class S3BlobStore:
         its final key, in parts when large. No temporary key and no server-side copy: a copy of
         a multipart object fails checksum validation when read back from some S3-compatible
         stores (moto among them). A blob that is already there is not sent again.
+        `local_copy` reads a blob from the bucket, so `on_readable` hears it once it is there.
         """
         reader = _HashingReader(stream, max_bytes)
         try:
@@ -216,7 +223,10 @@ class S3BlobStore:
             self._retrying(STORING, key, lambda: self._upload(spooled, key, reader))
         finally:
             spooled.unlink(missing_ok=True)
-        return StoredBlob(reader.digest, reader.size)
+        blob = StoredBlob(reader.digest, reader.size)
+        if on_readable is not None:
+            on_readable(blob)
+        return blob
 
     def _upload(self, path: Path, key: str, spooled: _HashingReader) -> None:
         """Send `path` to `key`, unless the key already holds these bytes."""

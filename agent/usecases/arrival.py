@@ -13,6 +13,7 @@ as inspecting the stored files afterwards would have found it.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -56,11 +57,19 @@ class _Head:
         return (len(self.head) == self.told) == (len(self.head) == blob.size)
 
 
+Readable = Callable[[StoredBlob], None]
+"""What a store calls once a blob's bytes can be read back (`BlobStore.put`'s `on_readable`)."""
+
+Put = Callable[[Upload, Readable], StoredBlob]
+"""How an upload is stored: its stream read, stored, and `Readable` called on the way."""
+
+
 def store_and_inspect(
     uploads: list[Upload],
-    put: Callable[[Upload], StoredBlob],
+    put: Put,
     samples: SampleCache,
     blobs: BlobStore,
+    readable: Callable[[list[Arrived]], None] | None = None,
 ) -> list[Arrived]:
     """Store the uploads (all at once, with `put`) and decide which role each file plays.
 
@@ -69,26 +78,38 @@ def store_and_inspect(
     raised (the typed input error of a file that is not a readable CSV export), or
     WorkflowError for more than two files. With two files whose heads read, the mapping
     inferred from them is remembered in `samples` for the inspection that follows.
+
+    With `readable`, such a pair is handed to it (the files as they will arrive) as soon as
+    both stores say their bytes can be read, while the stores still sync them to disk: work
+    that only reads the files (their first read, about 0.35 s sooner for the 1M benchmark
+    files) starts then, and nothing about them may be recorded before this returns. It is
+    not called for any other uploads, nor when a store stops first; what it raises is logged,
+    not raised (it only loses the head start).
     """
     taps = [HeadTap(upload.stream) for upload in uploads]  # the stores call only `read`
+    seen = [_Word() for _ in uploads]
+    kept = False
     with ThreadPoolExecutor(max_workers=max(1, len(uploads)), thread_name_prefix="store") as pool:
         storing = [
-            pool.submit(_store, put, replace(upload, stream=cast(BinaryIO, tap)), tap)
-            for upload, tap in zip(uploads, taps, strict=True)
+            pool.submit(_store, put, replace(upload, stream=cast(BinaryIO, tap)), tap, heard)
+            for upload, tap, heard in zip(uploads, taps, seen, strict=True)
         ]
         heads = [_inspect(tap, upload.name) for upload, tap in zip(uploads, taps, strict=True)]
         early = _decide(heads, samples)
+        if readable is not None and early is not None and early[1] is not None:
+            kept = _hand_over(uploads, heads, early, seen, samples, readable)
         stored = [future.result() for future in storing]
     found: list[CsvSample] = []
     if not all(h is not None and h.fits(b) for h, b in zip(heads, stored, strict=True)):
         early = None  # decided from a head the stored file does not bear out
     for upload, blob, head in zip(uploads, stored, heads, strict=True):
-        seen = head if head is not None and head.fits(blob) else None
-        if seen is not None and seen.error is not None:
-            raise seen.error
-        if seen is not None and seen.sample is not None:
-            samples.keep(blob.digest, seen.head, blob.size, seen.sample)
-            found.append(seen.sample)
+        seen_head = head if head is not None and head.fits(blob) else None
+        if seen_head is not None and seen_head.error is not None:
+            raise seen_head.error
+        if seen_head is not None and seen_head.sample is not None:
+            if not kept:
+                samples.keep(blob.digest, seen_head.head, blob.size, seen_head.sample)
+            found.append(seen_head.sample)
         else:  # the head was not seen as stored: inspected from the stored file
             fetch = partial(blobs.local_copy, blob.digest)
             found.append(samples.sample(blob.digest, upload.name, fetch))
@@ -102,20 +123,86 @@ def store_and_inspect(
         Arrived(role, upload, blob)
         for role, upload, blob in zip(roles, uploads, stored, strict=True)
     ]
-    if early is not None and early[1] is not None:
-        pairs = zip(arrived, found, strict=True)
-        by_role = {a.role: (sample, a.blob.digest) for a, sample in pairs}
-        orders, payments = by_role[Role.ORDERS], by_role[Role.PAYMENTS]
-        samples.keep_proposal((orders[0], payments[0]), (orders[1], payments[1]), None, early[1])
+    if early is not None and early[1] is not None and not kept:
+        _keep_proposal(arrived, found, samples, early[1])
     return arrived
 
 
-def _store(put: Callable[[Upload], StoredBlob], upload: Upload, tap: HeadTap) -> StoredBlob:
-    """Store one upload read through its tap; the tap hears when the store stops."""
+def _hand_over(
+    uploads: list[Upload],
+    heads: list[_Head | None],
+    early: tuple[tuple[Role, Role], Proposal | None],
+    seen: list[_Word],
+    samples: SampleCache,
+    readable: Callable[[list[Arrived]], None],
+) -> bool:
+    """Wait until each store says its bytes can be read, or stops; then, when both can and
+    the heads are the files' own, remember the samples and the proposal under the files'
+    digests (as the stored files would give them) and hand the files to `readable`.
+    Returns whether they were handed over."""
+    said = [word.wait() for word in seen]
+    blobs = [blob for blob in said if blob is not None]
+    if len(blobs) != len(said) or early[1] is None:
+        return False  # a store stopped, or never said: the files are handed over when stored
+    pairs = list(zip(heads, blobs, strict=True))
+    if not all(h is not None and h.sample is not None and h.fits(b) for h, b in pairs):
+        return False
+    arrived = [
+        Arrived(role, upload, blob)
+        for role, upload, blob in zip(early[0], uploads, blobs, strict=True)
+    ]
+    found = []
+    for head, blob in pairs:
+        assert head is not None
+        assert head.sample is not None
+        samples.keep(blob.digest, head.head, blob.size, head.sample)
+        found.append(head.sample)
+    _keep_proposal(arrived, found, samples, early[1])
     try:
-        return put(upload)
+        readable(arrived)
+    except Exception as error:  # only a head start: the steps after the stores read the files
+        logger.warning("error=<%s> | the files were not handed over early", type(error).__name__)
+    return True
+
+
+def _keep_proposal(
+    arrived: list[Arrived], found: list[CsvSample], samples: SampleCache, proposal: Proposal
+) -> None:
+    """Remember the proposal inferred from the heads under the files' digests, by role."""
+    by_role = {a.role: (sample, a.blob.digest) for a, sample in zip(arrived, found, strict=True)}
+    orders, payments = by_role[Role.ORDERS], by_role[Role.PAYMENTS]
+    samples.keep_proposal((orders[0], payments[0]), (orders[1], payments[1]), None, proposal)
+
+
+class _Word:
+    """A store's word on its blob: readable (called with it), or stopped without saying so."""
+
+    def __init__(self) -> None:
+        self._said = threading.Event()
+        self._blob: StoredBlob | None = None
+
+    def __call__(self, blob: StoredBlob) -> None:
+        self._blob = blob
+        self._said.set()
+
+    def stopped(self) -> None:
+        """The store returned or failed: a word not said by now never comes."""
+        self._said.set()
+
+    def wait(self) -> StoredBlob | None:
+        """The readable blob, or None once the store stopped without saying so."""
+        self._said.wait()
+        return self._blob
+
+
+def _store(put: Put, upload: Upload, tap: HeadTap, seen: _Word) -> StoredBlob:
+    """Store one upload read through its tap; the tap hears when the store stops, and `seen`
+    when its bytes can be read, or that the store stopped."""
+    try:
+        return put(upload, seen)
     finally:
         tap.finish()
+        seen.stopped()
 
 
 def _inspect(tap: HeadTap, file_name: str) -> _Head | None:

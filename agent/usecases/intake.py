@@ -18,7 +18,7 @@ from agent.identity import input_identity, new_id
 from agent.ports import StoredBlob
 from agent.runtime.prompts import investigate_prompt
 from agent.runtime.turns import AgentTurns, supersede_pending
-from agent.usecases.arrival import store_and_inspect
+from agent.usecases.arrival import Arrived, Readable, store_and_inspect
 from agent.usecases.common import Upload, current_revision, investigation_in, pending_in
 
 logger = logging.getLogger(__name__)
@@ -79,7 +79,7 @@ class Intake:
 
         Raises the typed input errors for a file that is not a readable CSV export.
         """
-        files = self._refs(uploads)
+        files = self._refs(uploads, progress)
         now = self.deps.clock.now()
         investigation = Investigation(
             id=new_id("INV"),
@@ -227,30 +227,31 @@ class Intake:
             progress=progress,
         )
 
-    def _put(self, upload: Upload) -> StoredBlob:
+    def _put(self, upload: Upload, on_readable: Readable) -> StoredBlob:
         limit = self.deps.settings.max_upload_bytes
         try:
-            return self.deps.blobs.put(upload.stream, max_bytes=None if upload.local else limit)
+            return self.deps.blobs.put(
+                upload.stream,
+                max_bytes=None if upload.local else limit,
+                on_readable=on_readable,
+            )
         except FileTooLargeError:
             raise FileTooLargeError(
                 f"the file is over the upload limit of {limit / (1 << 20):g} MB",
                 file_name=upload.name,
             ) from None
 
-    def _refs(self, uploads: list[Upload]) -> dict[Role, DatasetRef]:
-        # Both files stored at once, each hashed and written (and fsynced) as it is read; each
-        # file's head is inspected, and a pair's mapping inferred, while the rest is stored.
-        arrived = store_and_inspect(uploads, self._put, self.deps.samples, self.deps.blobs)
-        return {
-            a.role: DatasetRef(
-                role=a.role,
-                name=a.upload.name,
-                size=a.blob.size,
-                digest=a.blob.digest,
-                slack_file_id=a.upload.slack_file_id,
-            )
-            for a in arrived
-        }
+    def _refs(
+        self, uploads: list[Upload], progress: Progress | None = None
+    ) -> dict[Role, DatasetRef]:
+        # Both files stored at once, each hashed and written (and synced) as it is read; each
+        # file's head is inspected, and a pair's mapping inferred, while the rest is stored;
+        # the pair's first read starts once their bytes are written, while they are synced.
+        def readable(arrived: list[Arrived]) -> None:
+            self.turns.prefetch(_refs_of(arrived), progress)
+
+        stored = store_and_inspect(uploads, self._put, self.deps.samples, self.deps.blobs, readable)
+        return _refs_of(stored)
 
     def _revision(
         self, investigation_id: str, number: int, files: dict[Role, DatasetRef], added_by: str
@@ -266,3 +267,17 @@ class Intake:
             created_at=self.deps.clock.now(),
             added_by=added_by,
         )
+
+
+def _refs_of(arrived: list[Arrived]) -> dict[Role, DatasetRef]:
+    """The stored files by the role each plays, as a revision records them."""
+    return {
+        a.role: DatasetRef(
+            role=a.role,
+            name=a.upload.name,
+            size=a.blob.size,
+            digest=a.blob.digest,
+            slack_file_id=a.upload.slack_file_id,
+        )
+        for a in arrived
+    }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,8 +13,9 @@ import boto3
 import pytest
 from moto.server import ThreadedMotoServer
 
+import storage.blobs as blobs_module
 from agent.errors import FileTooLargeError
-from agent.ports import BlobStore
+from agent.ports import BlobStore, StoredBlob
 from storage.blobs import LocalBlobStore, S3BlobStore, open_blob_store
 
 DATA = b"order_id,amount\n" + b"".join(f"#{i},{i}.00\n".encode() for i in range(200_000))
@@ -80,3 +82,74 @@ def test_s3_url_with_custom_endpoint(s3_endpoint: str) -> None:
     stored = store.put(io.BytesIO(b"a,b\n1,2\n"))
     keys = [o["Key"] for o in client.list_objects_v2(Bucket="reconbot-url")["Contents"]]
     assert keys == [f"pre/fix/sha256/{stored.digest.removeprefix('sha256:')}"]
+
+
+def test_the_bytes_read_back_before_put_returns_and_put_returns_once_they_are_there(
+    store: BlobStore,
+) -> None:
+    """`on_readable` hears the blob once, while `put` has not returned: its bytes read back
+    whole then (the file's first read starts there), and are there when `put` returns."""
+    heard: list[tuple[str, bytes]] = []
+
+    def readable(blob: StoredBlob) -> None:
+        with store.local_copy(blob.digest) as path:
+            heard.append((blob.digest, path.read_bytes()))
+
+    stored = store.put(io.BytesIO(DATA), on_readable=readable)
+    assert heard == [(DIGEST, DATA)]
+    assert stored.digest == DIGEST
+    assert store.exists(DIGEST)
+
+
+def test_a_local_blob_is_readable_before_it_is_synced_and_synced_before_put_returns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sync (the disk's time) runs after the bytes are readable, so a first read runs
+    beside it; `put` still returns only once the file and its name are synced."""
+    events: list[str] = []
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        real_fsync(fd)
+        events.append("fsync")
+
+    monkeypatch.setattr(blobs_module.os, "fsync", fsync)
+    store = LocalBlobStore(tmp_path / "blobs")
+    store.put(io.BytesIO(DATA), on_readable=lambda blob: events.append("readable"))
+    events.append("returned")
+    assert events[0] == "readable"
+    assert events[-1] == "returned"
+    assert events.count("fsync") >= 2  # the file, then the folder holding its name
+
+
+def test_a_local_blob_stored_before_stays_in_place_when_the_same_bytes_come_again(
+    tmp_path: Path,
+) -> None:
+    """A blob already stored may be recorded already: a second upload of its bytes never
+    puts a copy (not synced yet) in its place, and leaves no temporary file behind."""
+    store = LocalBlobStore(tmp_path / "blobs")
+    store.put(io.BytesIO(DATA))
+    with store.local_copy(DIGEST) as path:
+        before = path.stat()
+    assert store.put(io.BytesIO(DATA)).digest == DIGEST
+    with store.local_copy(DIGEST) as path:
+        after = path.stat()
+        assert path.read_bytes() == DATA
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+    assert list((tmp_path / "blobs" / "incoming").iterdir()) == []
+
+
+@pytest.mark.parametrize("left", [b"", DATA[: len(DATA) // 2], DATA[:-1] + b"X"])
+def test_a_file_left_under_a_blobs_name_by_a_crash_is_replaced_by_the_bytes(
+    tmp_path: Path, left: bytes
+) -> None:
+    """A crash between naming a blob and syncing it can leave a file under the name with other
+    bytes (none, some, or garbage of the same size): the next upload of the blob replaces it."""
+    store = LocalBlobStore(tmp_path / "blobs")
+    hex_digest = DIGEST.removeprefix("sha256:")
+    stale = tmp_path / "blobs" / hex_digest[:2] / hex_digest
+    stale.parent.mkdir(parents=True)
+    stale.write_bytes(left)
+    store.put(io.BytesIO(DATA))
+    with store.local_copy(DIGEST) as path:
+        assert path.read_bytes() == DATA

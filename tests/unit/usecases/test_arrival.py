@@ -28,7 +28,7 @@ from agent.errors import (
     WorkflowError,
 )
 from agent.ports import StoredBlob
-from agent.usecases.arrival import store_and_inspect
+from agent.usecases.arrival import Readable, store_and_inspect
 from agent.usecases.common import Upload
 from storage.blobs import LocalBlobStore
 
@@ -81,7 +81,7 @@ def test_samples_and_proposal_equal_inspecting_the_stored_files(
     arrived = store_and_inspect(
         # Payments first: the roles come from the contents, not the order.
         [_upload(payments, "stripe.csv"), _upload(orders, "shop.csv")],
-        lambda upload: blobs.put(upload.stream),
+        lambda upload, readable: blobs.put(upload.stream, on_readable=readable),
         samples,
         blobs,
     )
@@ -130,14 +130,14 @@ def test_the_head_is_inspected_and_the_mapping_inferred_while_the_files_are_stor
 
     monkeypatch.setattr(arrival, "infer_mapping", noting)
 
-    def slow_put(upload: Upload) -> StoredBlob:
+    def slow_put(upload: Upload, readable: Readable) -> StoredBlob:
         head = upload.stream.read(HEAD_BYTES + 1)
         if len(head) <= HEAD_BYTES:  # a small file: read to its end, as a store does
             head += upload.stream.read()
         # The rest of the bytes come only once the mapping is inferred from the heads: a
         # mapping inferred after the store would leave this waiting, and the test failing.
         assert inferred.wait(timeout=10), "the mapping was not inferred while storing"
-        return blobs.put(io.BytesIO(head + upload.stream.read()))
+        return blobs.put(io.BytesIO(head + upload.stream.read()), on_readable=readable)
 
     arrived = store_and_inspect(
         [_upload(_big_orders(demo), "orders.csv"), _upload(demo.payments.read_bytes(), "p.csv")],
@@ -156,8 +156,8 @@ def test_a_file_that_is_not_csv_is_refused_by_name_after_both_are_stored(
     pdf = b"%PDF-1.7\n" + b"x" * 1000
     stored: list[StoredBlob] = []
 
-    def put(upload: Upload) -> StoredBlob:
-        stored.append(blobs.put(upload.stream))
+    def put(upload: Upload, readable: Readable) -> StoredBlob:
+        stored.append(blobs.put(upload.stream, on_readable=readable))
         return stored[-1]
 
     with pytest.raises(NotCsvError, match=r"report\.pdf\.csv"):
@@ -174,7 +174,7 @@ def test_a_file_that_is_not_csv_is_refused_by_name_after_both_are_stored(
 def test_a_store_that_fails_is_what_is_raised_and_nothing_waits(tmp_path: Path, demo: Demo) -> None:
     blobs = LocalBlobStore(tmp_path / "blobs")
 
-    def put(upload: Upload) -> StoredBlob:
+    def put(upload: Upload, readable: Readable) -> StoredBlob:
         if upload.name == "huge.csv":
             upload.stream.read(10)  # fails before the head is read
             raise FileTooLargeError("the file is over the upload limit", file_name="huge.csv")
@@ -200,7 +200,7 @@ def test_a_store_that_fails_after_the_head_was_inspected_is_what_is_raised(
             raise ValueError("a fault of the inspection")
         return original(head, size, file_name)
 
-    def put(upload: Upload) -> StoredBlob:
+    def put(upload: Upload, readable: Readable) -> StoredBlob:
         upload.stream.read()  # the whole file: its head is seen
         if upload.name == "orders.csv":
             raise StorageUnavailableError("the file store cannot be reached")
@@ -220,7 +220,9 @@ def test_a_store_that_fails_after_the_head_was_inspected_is_what_is_raised(
     samples = SampleCache()
     files = [_upload(_big_orders(demo), "orders.csv"), _upload(demo.payments.read_bytes(), "p.csv")]
     arrived = _bounded(
-        lambda: store_and_inspect(files, lambda u: blobs.put(u.stream), samples, blobs)
+        lambda: store_and_inspect(
+            files, lambda u, readable: blobs.put(u.stream, on_readable=readable), samples, blobs
+        )
     )
     assert [a.role for a in arrived] == [Role.ORDERS, Role.PAYMENTS]
     assert samples._proposals == {}  # nothing remembered: the inspection after infers again
@@ -235,7 +237,10 @@ def test_the_first_file_that_does_not_read_is_the_one_refused(tmp_path: Path, de
         uploads = [_upload(*file) for file in files]
         return _bounded(
             lambda: store_and_inspect(
-                uploads, lambda upload: blobs.put(upload.stream), SampleCache(), blobs
+                uploads,
+                lambda upload, readable: blobs.put(upload.stream, on_readable=readable),
+                SampleCache(),
+                blobs,
             )
         )
 
@@ -256,7 +261,7 @@ def test_a_file_whose_head_the_store_never_showed_is_inspected_from_the_stored_f
     blobs = LocalBlobStore(tmp_path / "blobs")
     data = {"orders.csv": demo.orders.read_bytes(), "payments.csv": demo.payments.read_bytes()}
 
-    def put(upload: Upload) -> StoredBlob:
+    def put(upload: Upload, readable: Readable) -> StoredBlob:
         return blobs.put(io.BytesIO(data[upload.name]))  # never reads `upload.stream`
 
     arrived = _bounded(
@@ -280,7 +285,7 @@ def test_more_than_two_files_are_refused(tmp_path: Path, demo: Demo) -> None:
     with pytest.raises(WorkflowError, match="one orders file and one payments file"):
         store_and_inspect(
             [_upload(data, f"{n}.csv") for n in "abc"],
-            lambda upload: blobs.put(upload.stream),
+            lambda upload, readable: blobs.put(upload.stream, on_readable=readable),
             SampleCache(),
             blobs,
         )
@@ -321,7 +326,7 @@ def test_a_head_that_the_stored_file_does_not_bear_out_is_not_kept(
     orders = _big_orders(demo)
     payments = demo.payments.read_bytes()
 
-    def put(upload: Upload) -> StoredBlob:
+    def put(upload: Upload, readable: Readable) -> StoredBlob:
         out = io.BytesIO()
         for _ in range(3):  # read past one empty answer, as a store that retries would
             while chunk := upload.stream.read(1 << 16):
@@ -345,3 +350,111 @@ def test_a_head_that_the_stored_file_does_not_bear_out_is_not_kept(
             blob.digest, name, partial(blobs.local_copy, blob.digest)
         )
         assert kept.complete == (blob.size <= HEAD_BYTES)  # judged on the stored file
+
+
+def _pair(demo: Demo) -> list[Upload]:
+    return [
+        _upload(demo.payments.read_bytes(), "stripe.csv"),
+        _upload(_big_orders(demo), "shop.csv"),
+    ]
+
+
+def test_a_pair_is_handed_over_once_its_bytes_read_back_while_the_stores_still_sync(
+    tmp_path: Path, demo: Demo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The files' first read starts while the stores sync: the pair is handed over (roles,
+    uploads, blobs as they arrive) before any store returns, with its samples and proposal
+    already remembered under the digests, so the read needs neither again."""
+    blobs = LocalBlobStore(tmp_path / "blobs")
+    samples = SampleCache()
+    handed = threading.Event()
+    seen: list[list[arrival.Arrived]] = []
+
+    def put(upload: Upload, readable: Readable) -> StoredBlob:
+        blob = blobs.put(upload.stream, on_readable=readable)
+        assert handed.wait(20), "the pair was not handed over while the stores ran"
+        return blob
+
+    def read_early(arrived: list[arrival.Arrived]) -> None:
+        by_role = {a.role: a for a in arrived}
+        orders, payments = by_role[Role.ORDERS], by_role[Role.PAYMENTS]
+        pair = (
+            samples.sample(orders.blob.digest, orders.upload.name, _never),
+            samples.sample(payments.blob.digest, payments.upload.name, _never),
+        )
+        calls: list[object] = []
+        with monkeypatch.context() as patch:
+            patch.setattr(samples_module, "infer_mapping", lambda *a, **k: calls.append(a))
+            samples.proposal(pair, (orders.blob.digest, payments.blob.digest), None)
+        assert calls == []  # remembered before the hand-over
+        with blobs.local_copy(orders.blob.digest) as path:
+            assert path.read_bytes() == orders.upload.stream.getvalue()  # type: ignore[attr-defined]
+        seen.append(arrived)
+        handed.set()
+
+    arrived = _bounded(lambda: store_and_inspect(_pair(demo), put, samples, blobs, read_early))
+
+    assert [(a.role, a.upload.name) for a in arrived] == [
+        (Role.PAYMENTS, "stripe.csv"),
+        (Role.ORDERS, "shop.csv"),
+    ]
+    assert seen == [arrived]
+
+
+def test_a_pair_is_not_handed_over_when_a_store_fails_and_its_error_is_raised(
+    tmp_path: Path, demo: Demo
+) -> None:
+    blobs = LocalBlobStore(tmp_path / "blobs")
+    seen: list[object] = []
+
+    def put(upload: Upload, readable: Readable) -> StoredBlob:
+        if upload.name == "shop.csv":
+            upload.stream.read()  # its head was seen; then the disk failed
+            raise StorageUnavailableError("the file store cannot be reached")
+        return blobs.put(upload.stream, on_readable=readable)
+
+    with pytest.raises(StorageUnavailableError):
+        _bounded(lambda: store_and_inspect(_pair(demo), put, SampleCache(), blobs, seen.append))
+    assert seen == []
+
+
+def test_a_hand_over_that_fails_only_loses_the_head_start(tmp_path: Path, demo: Demo) -> None:
+    blobs = LocalBlobStore(tmp_path / "blobs")
+
+    def fails(arrived: list[arrival.Arrived]) -> None:
+        raise RuntimeError("the first read could not start")
+
+    arrived = _bounded(
+        lambda: store_and_inspect(
+            _pair(demo),
+            lambda upload, readable: blobs.put(upload.stream, on_readable=readable),
+            SampleCache(),
+            blobs,
+            fails,
+        )
+    )
+    assert {a.role for a in arrived} == set(Role)
+
+
+def test_no_hand_over_for_one_file_nor_for_heads_the_stored_files_do_not_bear_out(
+    tmp_path: Path, demo: Demo
+) -> None:
+    blobs = LocalBlobStore(tmp_path / "blobs")
+    seen: list[object] = []
+
+    def put(upload: Upload, readable: Readable) -> StoredBlob:
+        out = io.BytesIO()
+        for _ in range(3):  # read past one empty answer, as a store that retries would
+            while chunk := upload.stream.read(1 << 16):
+                out.write(chunk)
+        return blobs.put(io.BytesIO(out.getvalue()), on_readable=readable)
+
+    one = [_upload(demo.orders.read_bytes(), "orders.csv")]
+    _bounded(lambda: store_and_inspect(one, put, SampleCache(), blobs, seen.append))
+    cut = [
+        Upload(cast(BinaryIO, _Hiccup(_big_orders(demo), 1000)), "orders.csv"),
+        Upload(cast(BinaryIO, _Hiccup(demo.payments.read_bytes(), 1000)), "payments.csv"),
+    ]
+    arrived = _bounded(lambda: store_and_inspect(cut, put, SampleCache(), blobs, seen.append))
+    assert {a.role for a in arrived} == set(Role)
+    assert seen == []
