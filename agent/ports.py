@@ -57,8 +57,9 @@ class BlobStore(Protocol):
 
         `on_readable`, if given, hears the blob once, before `put` returns, as soon as
         `local_copy` reads its bytes: possibly before they are durable, so that work that only
-        reads them (a file's first read) runs while they are synced. Nothing may be recorded
-        about the blob before `put` returns: a crash before then may lose it.
+        reads them (a file's first read) runs while they are synced. What it raises is
+        logged, not raised. Nothing may be recorded about the blob before `put` returns: a
+        crash before then may lose it.
         """
         ...
 

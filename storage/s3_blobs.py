@@ -43,6 +43,7 @@ from storage.blobs import (
     _hex,
     _redacted,
     _reference,
+    tell_readable,
 )
 
 logger = logging.getLogger(__name__)
@@ -224,8 +225,7 @@ class S3BlobStore:
         finally:
             spooled.unlink(missing_ok=True)
         blob = StoredBlob(reader.digest, reader.size)
-        if on_readable is not None:
-            on_readable(blob)
+        tell_readable(on_readable, blob)
         return blob
 
     def _upload(self, path: Path, key: str, spooled: _HashingReader) -> None:

@@ -83,12 +83,13 @@ def store_and_inspect(
     both stores say their bytes can be read, while the stores still sync them to disk: work
     that only reads the files (their first read, about 0.35 s sooner for the 1M benchmark
     files) starts then, and nothing about them may be recorded before this returns. It is
-    not called for any other uploads, nor when a store stops first; what it raises is logged,
-    not raised (it only loses the head start).
+    not called for other uploads, nor when a store stops (or returns) without saying so. A
+    store that fails after saying so still fails this call: the work started on its bytes
+    is then only wasted. What `readable` raises is logged, not raised.
     """
     taps = [HeadTap(upload.stream) for upload in uploads]  # the stores call only `read`
     seen = [_Word() for _ in uploads]
-    kept = False
+    handed: list[StoredBlob] | None = None
     with ThreadPoolExecutor(max_workers=max(1, len(uploads)), thread_name_prefix="store") as pool:
         storing = [
             pool.submit(_store, put, replace(upload, stream=cast(BinaryIO, tap)), tap, heard)
@@ -97,8 +98,9 @@ def store_and_inspect(
         heads = [_inspect(tap, upload.name) for upload, tap in zip(uploads, taps, strict=True)]
         early = _decide(heads, samples)
         if readable is not None and early is not None and early[1] is not None:
-            kept = _hand_over(uploads, heads, early, seen, samples, readable)
+            handed = _hand_over(uploads, heads, early, seen, samples, readable)
         stored = [future.result() for future in storing]
+    kept = handed == stored  # the samples and the proposal are kept under these digests
     found: list[CsvSample] = []
     if not all(h is not None and h.fits(b) for h, b in zip(heads, stored, strict=True)):
         early = None  # decided from a head the stored file does not bear out
@@ -135,18 +137,18 @@ def _hand_over(
     seen: list[_Word],
     samples: SampleCache,
     readable: Callable[[list[Arrived]], None],
-) -> bool:
+) -> list[StoredBlob] | None:
     """Wait until each store says its bytes can be read, or stops; then, when both can and
     the heads are the files' own, remember the samples and the proposal under the files'
     digests (as the stored files would give them) and hand the files to `readable`.
-    Returns whether they were handed over."""
+    Returns the blobs handed over, or None."""
     said = [word.wait() for word in seen]
     blobs = [blob for blob in said if blob is not None]
     if len(blobs) != len(said) or early[1] is None:
-        return False  # a store stopped, or never said: the files are handed over when stored
+        return None  # a store stopped without saying: the steps after the stores read them
     pairs = list(zip(heads, blobs, strict=True))
     if not all(h is not None and h.sample is not None and h.fits(b) for h, b in pairs):
-        return False
+        return None
     arrived = [
         Arrived(role, upload, blob)
         for role, upload, blob in zip(early[0], uploads, blobs, strict=True)
@@ -162,7 +164,7 @@ def _hand_over(
         readable(arrived)
     except Exception as error:  # only a head start: the steps after the stores read the files
         logger.warning("error=<%s> | the files were not handed over early", type(error).__name__)
-    return True
+    return blobs
 
 
 def _keep_proposal(

@@ -247,6 +247,9 @@ class Intake:
         # Both files stored at once, each hashed and written (and synced) as it is read; each
         # file's head is inspected, and a pair's mapping inferred, while the rest is stored;
         # the pair's first read starts once their bytes are written, while they are synced.
+        # Should the start then fail (a sync, the database) or find the thread's case has
+        # these files already, that read is wasted: its tables are kept like any validation's
+        # (`KeptTables`: two workspaces at most, an hour at most) and nothing is recorded.
         def readable(arrived: list[Arrived]) -> None:
             self.turns.prefetch(_refs_of(arrived), progress)
 

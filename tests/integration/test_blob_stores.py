@@ -7,6 +7,7 @@ import io
 import os
 import socket
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import boto3
@@ -14,7 +15,7 @@ import pytest
 from moto.server import ThreadedMotoServer
 
 import storage.blobs as blobs_module
-from agent.errors import FileTooLargeError
+from agent.errors import FileTooLargeError, StorageError
 from agent.ports import BlobStore, StoredBlob
 from storage.blobs import LocalBlobStore, S3BlobStore, open_blob_store
 
@@ -105,21 +106,64 @@ def test_a_local_blob_is_readable_before_it_is_synced_and_synced_before_put_retu
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The sync (the disk's time) runs after the bytes are readable, so a first read runs
-    beside it; `put` still returns only once the file and its name are synced."""
-    events: list[str] = []
+    beside it; `put` still returns only once the file, its name and its new folder's name are
+    synced."""
+    events: list[object] = []
     real_fsync = os.fsync
 
     def fsync(fd: int) -> None:
         real_fsync(fd)
-        events.append("fsync")
+        events.append(os.fstat(fd).st_ino)  # which file or folder was synced
 
     monkeypatch.setattr(blobs_module.os, "fsync", fsync)
-    store = LocalBlobStore(tmp_path / "blobs")
-    store.put(io.BytesIO(DATA), on_readable=lambda blob: events.append("readable"))
+    root = tmp_path / "blobs"
+    store = LocalBlobStore(root)
+    stored = store.put(io.BytesIO(DATA), on_readable=lambda blob: events.append("readable"))
     events.append("returned")
-    assert events[0] == "readable"
-    assert events[-1] == "returned"
-    assert events.count("fsync") >= 2  # the file, then the folder holding its name
+    hex_digest = stored.digest.removeprefix("sha256:")
+    final = root / hex_digest[:2] / hex_digest
+    synced = [path.stat().st_ino for path in (final, final.parent, root)]
+    assert events == ["readable", *synced, "returned"]
+
+
+def test_two_puts_of_the_same_bytes_at_once_both_give_the_blob(tmp_path: Path) -> None:
+    """A second process handling the same upload stores the same bytes at the same time:
+    both get the blob, it reads back whole, and no temporary file is left."""
+    store = LocalBlobStore(tmp_path / "blobs")
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        stored = list(pool.map(lambda _: store.put(io.BytesIO(DATA)), range(4)))
+    assert {blob.digest for blob in stored} == {DIGEST}
+    with store.local_copy(DIGEST) as path:
+        assert path.read_bytes() == DATA
+    assert list((tmp_path / "blobs" / "incoming").iterdir()) == []
+
+
+def test_a_sync_that_fails_takes_back_the_name_and_the_next_put_stores_the_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bytes whose sync failed are not trusted as stored: the put fails in words, the name
+    it gave goes, and the next upload of the bytes stores them again."""
+    store = LocalBlobStore(tmp_path / "blobs")
+
+    def failing(fd: int) -> None:
+        raise OSError(5, "Input/output error")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(blobs_module.os, "fsync", failing)
+        with pytest.raises(StorageError, match="storing the file"):
+            store.put(io.BytesIO(DATA), on_readable=lambda blob: None)
+    assert not store.exists(DIGEST)
+    assert store.put(io.BytesIO(DATA)).digest == DIGEST
+    with store.local_copy(DIGEST) as path:
+        assert path.read_bytes() == DATA
+
+
+def test_what_on_readable_raises_is_logged_and_the_blob_is_stored(store: BlobStore) -> None:
+    def fails(blob: StoredBlob) -> None:
+        raise RuntimeError("the first read could not start")
+
+    assert store.put(io.BytesIO(DATA), on_readable=fails).digest == DIGEST
+    assert store.exists(DIGEST)
 
 
 def test_a_local_blob_stored_before_stays_in_place_when_the_same_bytes_come_again(

@@ -70,13 +70,15 @@ def _big_orders(demo: Demo) -> bytes:
     return data
 
 
+@pytest.mark.parametrize("hand_over", [False, True])
 def test_samples_and_proposal_equal_inspecting_the_stored_files(
-    tmp_path: Path, demo: Demo, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, demo: Demo, monkeypatch: pytest.MonkeyPatch, hand_over: bool
 ) -> None:
     blobs = LocalBlobStore(tmp_path / "blobs")
     samples = SampleCache(folder=tmp_path / "heads")
     orders = _big_orders(demo)
     payments = demo.payments.read_bytes()
+    handed: list[list[arrival.Arrived]] = []
 
     arrived = store_and_inspect(
         # Payments first: the roles come from the contents, not the order.
@@ -84,7 +86,10 @@ def test_samples_and_proposal_equal_inspecting_the_stored_files(
         lambda upload, readable: blobs.put(upload.stream, on_readable=readable),
         samples,
         blobs,
+        handed.append if hand_over else None,
     )
+
+    assert handed == ([arrived] if hand_over else [])
 
     assert [(a.role, a.upload.name) for a in arrived] == [
         (Role.PAYMENTS, "stripe.csv"),
@@ -371,9 +376,12 @@ def test_a_pair_is_handed_over_once_its_bytes_read_back_while_the_stores_still_s
     seen: list[list[arrival.Arrived]] = []
 
     def put(upload: Upload, readable: Readable) -> StoredBlob:
-        blob = blobs.put(upload.stream, on_readable=readable)
-        assert handed.wait(20), "the pair was not handed over while the stores ran"
-        return blob
+        def said(blob: StoredBlob) -> None:
+            readable(blob)
+            # The store syncs only after this returns: the hand-over comes before any sync.
+            assert handed.wait(20), "the pair was not handed over before the stores synced"
+
+        return blobs.put(upload.stream, on_readable=said)
 
     def read_early(arrived: list[arrival.Arrived]) -> None:
         by_role = {a.role: a for a in arrived}
@@ -420,8 +428,10 @@ def test_a_pair_is_not_handed_over_when_a_store_fails_and_its_error_is_raised(
 
 def test_a_hand_over_that_fails_only_loses_the_head_start(tmp_path: Path, demo: Demo) -> None:
     blobs = LocalBlobStore(tmp_path / "blobs")
+    tried: list[object] = []
 
     def fails(arrived: list[arrival.Arrived]) -> None:
+        tried.append(arrived)
         raise RuntimeError("the first read could not start")
 
     arrived = _bounded(
@@ -434,6 +444,7 @@ def test_a_hand_over_that_fails_only_loses_the_head_start(tmp_path: Path, demo: 
         )
     )
     assert {a.role for a in arrived} == set(Role)
+    assert tried == [arrived]
 
 
 def test_no_hand_over_for_one_file_nor_for_heads_the_stored_files_do_not_bear_out(
@@ -458,3 +469,38 @@ def test_no_hand_over_for_one_file_nor_for_heads_the_stored_files_do_not_bear_ou
     arrived = _bounded(lambda: store_and_inspect(cut, put, SampleCache(), blobs, seen.append))
     assert {a.role for a in arrived} == set(Role)
     assert seen == []
+
+
+def test_a_store_that_fails_after_its_bytes_read_back_is_what_is_raised(
+    tmp_path: Path, demo: Demo
+) -> None:
+    """The pair was handed over (its first read may have started on bytes that read back),
+    and the failed sync is still what the upload meets: nothing is recorded about it."""
+    blobs = LocalBlobStore(tmp_path / "blobs")
+    seen: list[object] = []
+
+    def put(upload: Upload, readable: Readable) -> StoredBlob:
+        blob = blobs.put(upload.stream, on_readable=readable)
+        if upload.name == "shop.csv":
+            raise StorageUnavailableError("the disk failed while syncing the file")
+        return blob
+
+    with pytest.raises(StorageUnavailableError):
+        _bounded(lambda: store_and_inspect(_pair(demo), put, SampleCache(), blobs, seen.append))
+    assert len(seen) == 1
+
+
+def test_a_store_that_never_says_its_bytes_read_back_gets_no_hand_over(
+    tmp_path: Path, demo: Demo
+) -> None:
+    blobs = LocalBlobStore(tmp_path / "blobs")
+    seen: list[object] = []
+    samples = SampleCache()
+
+    def put(upload: Upload, readable: Readable) -> StoredBlob:
+        return blobs.put(upload.stream)  # says nothing before it returns
+
+    arrived = _bounded(lambda: store_and_inspect(_pair(demo), put, samples, blobs, seen.append))
+    assert {a.role for a in arrived} == set(Role)
+    assert seen == []
+    assert samples._proposals  # the proposal is kept as without a hand-over
