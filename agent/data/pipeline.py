@@ -7,13 +7,17 @@ with the ones the approval was bound to before trusting the result.
 
 from __future__ import annotations
 
+import tempfile
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
 from agent.data.cache import ColumnCache
+from agent.data.duck import instance
 from agent.data.normalize.load import Files
 from agent.data.policy import Policy
 from agent.data.reconcile import Reconciliation
+from agent.data.reconcile.preload import hashed_sources, preload
 from agent.data.reconcile.run import file_columns, reconcile_columns
 from agent.data.schema import Mapping, Role
 
@@ -36,13 +40,39 @@ def run_job(
     workdir: Path | None = None,
     cache: ColumnCache | None = None,
 ) -> JobResult:
-    """Reconcile both files under `mapping` and write the exceptions CSV."""
+    """Reconcile both files under `mapping` and write the exceptions CSV.
+
+    Without a `cache` (a job of its own, e.g. `reconbot reconcile`), each file is read once,
+    straight into the tables the job reads, as a case's first read is (`preload`), instead of
+    parsed into Parquet and loaded from there: the files are hashed first (the read is claimed
+    under their digests) and then read; the digests returned are still those of the bytes
+    the read parsed.
+    """
+    if cache is not None:
+        return _run_job(files, mapping, policy, export_to, workdir=workdir, cache=cache)
+    # The process's DuckDB instance outlives this job: it spills into the work directory,
+    # never into the job's own folder (the first DuckDB work of a process decides where).
+    instance(workdir)
+    with tempfile.TemporaryDirectory(dir=workdir) as folder:
+        once = ColumnCache(Path(folder), max_bytes=1 << 62, max_age=timedelta(days=1))
+        sources = hashed_sources(files)
+        preload(sources, mapping, once)
+        return _run_job(sources, mapping, policy, export_to, workdir=workdir, cache=once)
+
+
+def _run_job(
+    files: Files,
+    mapping: Mapping,
+    policy: Policy,
+    export_to: Path,
+    *,
+    workdir: Path | None,
+    cache: ColumnCache,
+) -> JobResult:
     with file_columns(files, mapping, cache=cache, workdir=workdir) as columns:
         # The process's DuckDB instance outlives this job: it spills in the cache's folder,
         # never in a job's own scratch folder.
-        spill = cache.folder if cache is not None else workdir
-        kept = cache.kept if cache is not None else None
-        run = reconcile_columns(columns, mapping, policy, spill=spill, kept=kept)
+        run = reconcile_columns(columns, mapping, policy, spill=cache.folder, kept=cache.kept)
         digests = {role: columns[role].digest for role in Role}
     exported = run.export_csv(export_to)
     return JobResult(run, digests, exported)

@@ -22,11 +22,14 @@ from __future__ import annotations
 import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from pathlib import Path
 
 from agent.data.cache import Claim, ColumnCache
 from agent.data.duck import MEMORY_LIMIT_BYTES, cursor
 from agent.data.ingest import layout_from_options
 from agent.data.ingest.columnar import Columns, RowProgress
+from agent.data.ingest.digest import digest_and_utf8
 from agent.data.kept import KeptWorkspace
 from agent.data.normalize import ValidationReport, validate
 from agent.data.normalize.load import (
@@ -37,7 +40,7 @@ from agent.data.normalize.load import (
     read_file_as,
     reading_of,
 )
-from agent.data.reconcile.run import load_keys, validation_key
+from agent.data.reconcile.keys import load_keys, validation_key
 from agent.data.reconcile.runner import connect
 from agent.data.schema import Mapping, Role
 
@@ -72,6 +75,24 @@ def one_thread_each(sources: dict[Role, Source], claims: dict[Role, Claim]) -> b
         return False
     small, large = sorted(sources[role].size or 0 for role in Role)
     return large <= SIMILAR_SIZES * small
+
+
+def hashed_sources(files: Files) -> dict[Role, Source]:
+    """Each role's file with its digest and size (hashed now, both at once, when not known):
+    what `preload` needs to claim a file's first read, for a step that reads files it was not
+    told the digests of (a job from the terminal)."""
+
+    def known(file: Source | tuple[Path, str]) -> Source:
+        source = as_source(file)
+        if source.digest is not None and source.size is not None:
+            return source
+        with source.fetch() as path:
+            digest = source.digest or digest_and_utf8(path)[0]
+            return replace(source, digest=digest, size=path.stat().st_size)
+
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="hash") as pool:
+        found = {role: pool.submit(known, file) for role, file in files.items()}
+        return {role: future.result() for role, future in found.items()}
 
 
 def preload(

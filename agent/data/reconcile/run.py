@@ -27,9 +27,10 @@ from agent.data.normalize.load import Files, parse_both
 from agent.data.normalize.memo import ValidationMemo, memo_key
 from agent.data.policy import Policy
 from agent.data.reconcile.engine import run_engine
+from agent.data.reconcile.keys import join_fields, load_keys, validation_key
 from agent.data.reconcile.reconciliation import Reconciliation
 from agent.data.reconcile.runner import connect
-from agent.data.schema import SCHEMA, Mapping, Role
+from agent.data.schema import Mapping, Role
 
 
 @contextmanager
@@ -103,7 +104,7 @@ def validate_columns(
         [columns[role].parquet.name for role in Role],
         names[Role.ORDERS],
         names[Role.PAYMENTS],
-        _join_fields(mapping),
+        join_fields(mapping),
     )
     reports = {role: memo.recall(role_keys[role]) if memo else None for role in Role}
     gates = memo.recall(gate_key) if memo else None
@@ -147,66 +148,6 @@ def validate_columns(
             case.loaded[role] = loads[role]
         kept.keep(files, case)
     return report
-
-
-def validation_key(role: Role, columns: Columns, mapping: Mapping) -> str:
-    """The key a file's validation report is remembered under: its columns, the name it was
-    uploaded under (the report names it) and its part of the mapping that is checked."""
-    return memo_key(
-        "file",
-        role.value,
-        columns.parquet.name,
-        columns.layout.file_name,
-        _checked_reading(role, mapping),
-    )
-
-
-def load_keys(columns: dict[Role, Columns], mapping: Mapping) -> tuple[str, dict[Role, str]]:
-    """The key of the pair of files (their columns) and, by role, of the table loading the
-    file under `mapping` makes: a kept table is used only under the same key."""
-    files = memo_key("files", [columns[role].parquet.name for role in Role])
-    loads = {
-        role: memo_key(
-            "load",
-            role.value,
-            columns[role].parquet.name,
-            _checked_reading(role, mapping),
-        )
-        for role in Role
-    }
-    return files, loads
-
-
-def _checked_reading(role: Role, mapping: Mapping) -> dict[str, object]:
-    """`role`'s part of the mapping as far as its checks and its loaded table depend on it:
-    which column a text field (a customer's name) reads is not checked and not reconciled, so
-    an edit of it alone validates and loads nothing again (that the column exists is checked
-    on every validation)."""
-    reading = mapping.for_role(role).model_dump(mode="json")
-    text = {spec.name for spec in SCHEMA[role] if spec.kind == "text"}
-    reading["columns"] = {
-        name: ("(a text field)" if name in text else column)
-        for name, column in reading["columns"].items()
-    }
-    return reading
-
-
-def _join_fields(mapping: Mapping) -> dict[str, object]:
-    """What the gates read of a mapping: the fields and readings that make the join keys."""
-    orders, payments = mapping.orders, mapping.payments
-    amount = orders.options.amounts.get("order_amount")
-    return {
-        "orders": {
-            "order_id": orders.columns.get("order_id"),
-            "order_amount": orders.columns.get("order_amount"),
-            "amount": amount.model_dump(mode="json") if amount else None,
-            "ids": orders.options.ids.model_dump(mode="json") if orders.options.ids else None,
-        },
-        "payments": {
-            "order_id": payments.columns.get("order_id"),
-            "ids": payments.options.ids.model_dump(mode="json") if payments.options.ids else None,
-        },
-    }
 
 
 def reconcile(

@@ -94,6 +94,39 @@ def test_the_first_read_parses_each_file_once_and_serves_validation_and_reconcil
     )
 
 
+def test_a_job_of_its_own_reads_each_file_once_straight_into_its_tables(
+    demo: Path,
+    mapping: Mapping,
+    tmp_path: Path,
+    loads: list[tuple[Role, ...]],
+    parses: list[str],
+) -> None:
+    """`reconbot reconcile` (a job without the bot's cache) parses each file once, as a case's
+    first read does, instead of into Parquet and then loading it; same result, and the digests
+    are those of the files' bytes."""
+    job = run_job(files_of(demo), mapping, Policy(), tmp_path / "job.csv")
+    assert parses == []  # no Parquet written
+    assert loads == [()]  # the reconciliation loaded nothing: the read made its tables
+    assert job.digests == {role: source.digest for role, source in sources_of(demo).items()}
+    plain = plain_job(demo, mapping, tmp_path / "plain.csv")
+    assert parses == ["orders.csv", "payments.csv"] or parses == ["payments.csv", "orders.csv"]
+    assert_same_result(job, plain, tmp_path / "job.csv", tmp_path / "plain.csv")
+
+
+def test_a_job_of_its_own_names_the_file_that_does_not_read(
+    demo: Path, mapping: Mapping, tmp_path: Path
+) -> None:
+    payments = tmp_path / "payments.csv"
+    payments.write_bytes((demo / "payments.csv").read_bytes().split(b"\n", 1)[0] + b"\n")
+    files = {
+        Role.ORDERS: (demo / "orders.csv", "orders.csv"),
+        Role.PAYMENTS: (payments, "payments.csv"),
+    }
+    with pytest.raises(HeaderOnlyError) as raised:
+        run_job(files, mapping, Policy(), tmp_path / "job.csv")
+    assert raised.value.file_name == "payments.csv"
+
+
 def test_a_file_needed_again_is_read_again_in_its_process_and_cached_by_another(
     demo: Path,
     mapping: Mapping,
