@@ -268,6 +268,11 @@ class ColumnCache:
         """Run `task` on the cache's background threads (those of `prefetch`)."""
         self._prefetching.submit(task)
 
+    def close(self) -> None:
+        """Wait for the background work under way and stop its threads: for a cache of one
+        step (a job of its own), whose folder goes when the step ends."""
+        self._prefetching.shutdown(wait=True)
+
     def _build(
         self, file_name: str, reading: Reading, fetch: Fetch, progress: RowProgress | None
     ) -> Columns:

@@ -1,8 +1,9 @@
 """One reconciliation job end to end: read the inputs, reconcile, export.
 
-The digests returned are those of the bytes parsed: computed while each file was parsed into
-its columns (`ingest.columnar`), kept with them in the columnar cache. The caller compares them
-with the ones the approval was bound to before trusting the result.
+The digests returned are those of the bytes parsed: computed while each file was read (straight
+into its table, or parsed into its columns: `ingest.columnar`) and kept with its columns (in
+the columnar cache, or in its memory of the files read straight). The caller compares them with
+the ones the approval was bound to before trusting the result.
 """
 
 from __future__ import annotations
@@ -55,9 +56,12 @@ def run_job(
     instance(workdir)
     with tempfile.TemporaryDirectory(dir=workdir) as folder:
         once = ColumnCache(Path(folder), max_bytes=1 << 62, max_age=timedelta(days=1))
-        sources = hashed_sources(files)
-        preload(sources, mapping, once)
-        return _run_job(sources, mapping, policy, export_to, workdir=workdir, cache=once)
+        try:
+            sources = hashed_sources(files)
+            preload(sources, mapping, once, check=False)  # no validation follows
+            return _run_job(sources, mapping, policy, export_to, workdir=workdir, cache=once)
+        finally:
+            once.close()
 
 
 def _run_job(
@@ -70,8 +74,8 @@ def _run_job(
     cache: ColumnCache,
 ) -> JobResult:
     with file_columns(files, mapping, cache=cache, workdir=workdir) as columns:
-        # The process's DuckDB instance outlives this job: it spills in the cache's folder,
-        # never in a job's own scratch folder.
+        # A new workspace (no kept one) spills where the process's DuckDB instance does: the
+        # first DuckDB work of the process decided where (see `run_job`).
         run = reconcile_columns(columns, mapping, policy, spill=cache.folder, kept=cache.kept)
         digests = {role: columns[role].digest for role in Role}
     exported = run.export_csv(export_to)

@@ -6,7 +6,8 @@ loading the tables from there reads it twice and writes a Parquet file; reading 
 straight into the tables is one parse (at 1M orders x 1M payments on 2 cores: about 1.0 s for
 both files against 1.4 s of parse and 0.6 s of load). So the first read of each file, started
 as soon as the mapping is proposed, goes straight into a workspace kept for the validation and
-the reconciliation (`kept`).
+the reconciliation (`kept`). A job of its own (`pipeline.run_job` without the bot's cache:
+`reconbot reconcile`) reads its files the same way, in a cache of its own.
 
 A step of this process that needs the file again under a reading the kept tables do not hold
 (an edit of one of its checked fields, a reconciliation after the kept workspace went) reads
@@ -19,6 +20,7 @@ exactly as on a parse into the cache.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -29,7 +31,6 @@ from agent.data.cache import Claim, ColumnCache
 from agent.data.duck import MEMORY_LIMIT_BYTES, cursor
 from agent.data.ingest import layout_from_options
 from agent.data.ingest.columnar import Columns, RowProgress
-from agent.data.ingest.digest import digest_and_utf8
 from agent.data.kept import KeptWorkspace
 from agent.data.normalize import ValidationReport, validate
 from agent.data.normalize.load import (
@@ -87,7 +88,10 @@ def hashed_sources(files: Files) -> dict[Role, Source]:
         if source.digest is not None and source.size is not None:
             return source
         with source.fetch() as path:
-            digest = source.digest or digest_and_utf8(path)[0]
+            digest = source.digest
+            if digest is None:
+                with path.open("rb") as handle:
+                    digest = "sha256:" + hashlib.file_digest(handle, "sha256").hexdigest()
             return replace(source, digest=digest, size=path.stat().st_size)
 
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="hash") as pool:
@@ -96,7 +100,12 @@ def hashed_sources(files: Files) -> dict[Role, Source]:
 
 
 def preload(
-    files: Files, mapping: Mapping, cache: ColumnCache, progress: RowProgress | None = None
+    files: Files,
+    mapping: Mapping,
+    cache: ColumnCache,
+    progress: RowProgress | None = None,
+    *,
+    check: bool = True,
 ) -> bool:
     """Start reading both files into the tables `mapping` reads, in the background, for the
     validation of `mapping` and the reconciliation after it (kept in `cache.kept`).
@@ -126,7 +135,7 @@ def preload(
             claims[role] = claim
         if not claims:
             return False
-        cache.background(lambda: _read_both(sources, mapping, cache, claims, progress))
+        cache.background(lambda: _read_both(sources, mapping, cache, claims, progress, check))
     except BaseException:
         _release(claims)
         raise
@@ -145,6 +154,7 @@ def _read_both(
     cache: ColumnCache,
     claims: dict[Role, Claim],
     progress: RowProgress | None,
+    check: bool,
 ) -> None:
     """Read the claimed files straight and load the cached ones, at once, in one workspace;
     keep it when both read; settle the claims (after keeping, so a step woken by them finds
@@ -154,12 +164,12 @@ def _read_both(
     When both files fit in memory (`fits_in_memory`), a file read while the other is still
     being read is checked at once, on its own thread (`validate`, kept with the workspace for
     the validation that follows): the check then runs beside the other file's read instead of
-    after it (with tables spilled to disk, it would make the other read spill more)."""
+    after it (with tables spilled to disk, it would make the other read spill more). Not with
+    `check` false: no validation follows (a job of its own)."""
     columns: dict[Role, Columns] = {}
     failures: dict[Role, BaseException] = {}
     checked: dict[Role, tuple[str, ValidationReport]] = {}
-    parallel = not one_thread_each(sources, claims)
-    unread = set(Role) if fits_in_memory(sources) else set()  # none: no check beside a read
+    unread: set[Role] = set()  # none: no check beside a read
     lock = threading.Lock()
 
     def check_beside(role: Role) -> None:
@@ -220,6 +230,9 @@ def _read_both(
             check_beside(role)
 
     try:
+        parallel = not one_thread_each(sources, claims)
+        if check and fits_in_memory(sources):
+            unread.update(Role)
         con = connect(cache.folder)
         with ThreadPoolExecutor(max_workers=2, thread_name_prefix="first-read") as pool:
             list(pool.map(attempt, tuple(Role)))

@@ -19,16 +19,17 @@ from typing import Any
 import pytest
 
 import agent.data.cache as cache_module
+import agent.data.pipeline as pipeline_module
 from agent.data.cache import ColumnCache, Reading
 from agent.data.ingest import inspect_csv
 from agent.data.normalize.load import Source
 from agent.data.normalize.memo import ValidationMemo
 from agent.data.pipeline import run_job
 from agent.data.policy import Policy
-from agent.data.reconcile import connect, load_and_validate
+from agent.data.reconcile import connect, load_and_validate, reconcile
 from agent.data.reconcile.preload import preload
 from agent.data.schema import Mapping, Role
-from agent.errors import HeaderOnlyError
+from agent.errors import HeaderOnlyError, UnknownColumnError
 from tests.unit.data.test_kept_tables import (
     assert_same_result,
     cache_in,
@@ -114,7 +115,7 @@ def test_a_job_of_its_own_reads_each_file_once_straight_into_its_tables(
 
 
 def test_a_job_of_its_own_names_the_file_that_does_not_read(
-    demo: Path, mapping: Mapping, tmp_path: Path
+    demo: Path, mapping: Mapping, tmp_path: Path, parses: list[str]
 ) -> None:
     payments = tmp_path / "payments.csv"
     payments.write_bytes((demo / "payments.csv").read_bytes().split(b"\n", 1)[0] + b"\n")
@@ -125,6 +126,37 @@ def test_a_job_of_its_own_names_the_file_that_does_not_read(
     with pytest.raises(HeaderOnlyError) as raised:
         run_job(files, mapping, Policy(), tmp_path / "job.csv")
     assert raised.value.file_name == "payments.csv"
+    assert parses == []  # said by the read itself, not by a parse after it
+
+
+def test_a_job_of_its_own_gives_the_digests_of_the_bytes_it_read(
+    demo: Path, mapping: Mapping, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file that changed between its hash and its read: the digest returned is the one of
+    the bytes read (the caller compares it with the approved one), not the hash before."""
+    real = pipeline_module.hashed_sources
+
+    def stale(files: Any) -> dict[Role, Source]:
+        found = real(files)
+        found[Role.ORDERS] = replace(found[Role.ORDERS], digest="sha256:" + "0" * 64)
+        return found
+
+    monkeypatch.setattr(pipeline_module, "hashed_sources", stale)
+    job = run_job(files_of(demo), mapping, Policy(), tmp_path / "job.csv")
+    assert job.digests == {role: source.digest for role, source in sources_of(demo).items()}
+
+
+def test_a_job_of_its_own_on_one_file_in_both_roles_fails_as_the_plain_job_does(
+    demo: Path, mapping: Mapping, tmp_path: Path
+) -> None:
+    """The same bytes in both roles: one read claims them, the other role's read is left to
+    the step (a parse), and the error is the plain job's."""
+    same = {role: (demo / "orders.csv", "orders.csv") for role in Role}
+    with pytest.raises(UnknownColumnError, match=r"orders\.csv has no column") as plain:
+        reconcile(same, mapping, Policy())
+    with pytest.raises(UnknownColumnError) as job:
+        run_job(same, mapping, Policy(), tmp_path / "job.csv")
+    assert str(job.value) == str(plain.value)
 
 
 def test_a_file_needed_again_is_read_again_in_its_process_and_cached_by_another(
