@@ -38,7 +38,7 @@ from agent.data.mapping import Proposal, infer_mapping
 from agent.data.money import format_amount, format_money
 from agent.data.normalize import ValidationReport
 from agent.data.pipeline import run_job
-from agent.data.reconcile import Reconciliation, connect, load_and_validate
+from agent.data.reconcile import Reconciliation, validate_once
 from agent.data.schema import Mapping, Role
 from agent.errors import CommandLineError, MappingError, ReconbotError
 from bot import slack_cli, workflow_cli
@@ -170,7 +170,7 @@ def _inspect(args: argparse.Namespace) -> int:
             Role.ORDERS: (paths[proposal.orders.file_name], proposal.orders.file_name),
             Role.PAYMENTS: (paths[proposal.payments.file_name], proposal.payments.file_name),
         }
-        report = load_and_validate(connect(), files, mapping)
+        report = validate_once(files, mapping)
         if args.save_mapping and report.ok:
             args.save_mapping.write_text(mapping.model_dump_json(indent=2) + "\n")
     complete = {s.layout.file_name for s in samples if s.complete}

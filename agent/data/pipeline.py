@@ -8,17 +8,14 @@ the ones the approval was bound to before trusting the result.
 
 from __future__ import annotations
 
-import tempfile
 from dataclasses import dataclass
-from datetime import timedelta
 from pathlib import Path
 
 from agent.data.cache import ColumnCache
-from agent.data.duck import instance
 from agent.data.normalize.load import Files
 from agent.data.policy import Policy
 from agent.data.reconcile import Reconciliation
-from agent.data.reconcile.preload import hashed_sources, preload
+from agent.data.reconcile.preload import read_once
 from agent.data.reconcile.run import file_columns, reconcile_columns
 from agent.data.schema import Mapping, Role
 
@@ -51,17 +48,8 @@ def run_job(
     """
     if cache is not None:
         return _run_job(files, mapping, policy, export_to, workdir=workdir, cache=cache)
-    # The process's DuckDB instance outlives this job: it spills into the work directory,
-    # never into the job's own folder (the first DuckDB work of a process decides where).
-    instance(workdir)
-    with tempfile.TemporaryDirectory(dir=workdir) as folder:
-        once = ColumnCache(Path(folder), max_bytes=1 << 62, max_age=timedelta(days=1))
-        try:
-            sources = hashed_sources(files)
-            preload(sources, mapping, once, check=False)  # no validation follows
-            return _run_job(sources, mapping, policy, export_to, workdir=workdir, cache=once)
-        finally:
-            once.close()
+    with read_once(files, mapping, workdir, check=False) as (sources, once):
+        return _run_job(sources, mapping, policy, export_to, workdir=workdir, cache=once)
 
 
 def _run_job(

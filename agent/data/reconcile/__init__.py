@@ -11,12 +11,12 @@ The package: `values` (findings, evidence, the summary), `runner` (the connectio
 `sql/*.sql` files run with bound parameters), `engine` (the engine's parameters and the
 mapping's readings), `summary`, `findings` and `exceptions_csv` (what a finished
 reconciliation gives back), `reconciliation` (the `Reconciliation` object) and `run`
-(`load_and_validate`, `reconcile`).
+(`load_and_validate`, `validate_once`, `reconcile`).
 """
 
 from agent.data.reconcile.engine import run_engine
 from agent.data.reconcile.reconciliation import Reconciliation
-from agent.data.reconcile.run import load_and_validate, reconcile
+from agent.data.reconcile.run import load_and_validate, reconcile, validate_once
 from agent.data.reconcile.runner import MEMORY_LIMIT, connect
 from agent.data.reconcile.values import (
     FINDING_CATEGORIES,
@@ -40,4 +40,5 @@ __all__ = [
     "load_and_validate",
     "reconcile",
     "run_engine",
+    "validate_once",
 ]

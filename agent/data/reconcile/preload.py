@@ -22,13 +22,17 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import tempfile
 import threading
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import replace
+from datetime import timedelta
 from pathlib import Path
 
 from agent.data.cache import Claim, ColumnCache
-from agent.data.duck import MEMORY_LIMIT_BYTES, cursor
+from agent.data.duck import MEMORY_LIMIT_BYTES, cursor, instance
 from agent.data.ingest import layout_from_options
 from agent.data.ingest.columnar import Columns, RowProgress
 from agent.data.kept import KeptWorkspace
@@ -76,6 +80,34 @@ def one_thread_each(sources: dict[Role, Source], claims: dict[Role, Claim]) -> b
         return False
     small, large = sorted(sources[role].size or 0 for role in Role)
     return large <= SIMILAR_SIZES * small
+
+
+@contextmanager
+def read_once(
+    files: Files,
+    mapping: Mapping,
+    workdir: Path | None = None,
+    *,
+    check: bool = True,
+    progress: RowProgress | None = None,
+) -> Iterator[tuple[dict[Role, Source], ColumnCache]]:
+    """For a step that reads two files once, in this process (a job or an inspection from the
+    terminal): their first read started (`preload`, each file straight into the tables of
+    `mapping`, claimed under a digest taken first) in a cache of the step's own, in a folder of
+    `workdir` removed afterwards. Yields the files with their digests and the cache, which the
+    step's `load_and_validate` or reconciliation takes the tables from; `check` false: no
+    validation follows, so no file is checked beside the other's read."""
+    # The process's DuckDB instance outlives this step: it spills into the work directory,
+    # never into the step's own folder (the first DuckDB work of a process decides where).
+    instance(workdir)
+    with tempfile.TemporaryDirectory(dir=workdir) as folder:
+        once = ColumnCache(Path(folder), max_bytes=1 << 62, max_age=timedelta(days=1))
+        try:
+            sources = hashed_sources(files)
+            preload(sources, mapping, once, progress, check=check)
+            yield sources, once
+        finally:
+            once.close()
 
 
 def hashed_sources(files: Files) -> dict[Role, Source]:

@@ -28,6 +28,7 @@ from agent.data.normalize.memo import ValidationMemo, memo_key
 from agent.data.policy import Policy
 from agent.data.reconcile.engine import run_engine
 from agent.data.reconcile.keys import join_fields, load_keys, validation_key
+from agent.data.reconcile.preload import read_once
 from agent.data.reconcile.reconciliation import Reconciliation
 from agent.data.reconcile.runner import connect
 from agent.data.schema import Mapping, Role
@@ -74,6 +75,14 @@ def load_and_validate(
     kept = cache.kept if cache is not None else None
     with file_columns(files, mapping, cache=cache, workdir=workdir, progress=progress) as columns:
         return validate_columns(con, columns, mapping, memo, kept=kept)
+
+
+def validate_once(files: Files, mapping: Mapping, workdir: Path | None = None) -> ValidationReport:
+    """`load_and_validate` for a step that reads the files once (`reconbot inspect`): each
+    file read straight into its table (`read_once`), checked beside the other's read when it
+    ends first, instead of parsed into Parquet and loaded from there."""
+    with read_once(files, mapping, workdir) as (sources, once):
+        return load_and_validate(connect(), sources, mapping, workdir, cache=once)
 
 
 def validate_columns(

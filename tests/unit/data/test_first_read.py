@@ -19,14 +19,14 @@ from typing import Any
 import pytest
 
 import agent.data.cache as cache_module
-import agent.data.pipeline as pipeline_module
+import agent.data.reconcile.preload as preload_module
 from agent.data.cache import ColumnCache, Reading
 from agent.data.ingest import inspect_csv
 from agent.data.normalize.load import Source
 from agent.data.normalize.memo import ValidationMemo
 from agent.data.pipeline import run_job
 from agent.data.policy import Policy
-from agent.data.reconcile import connect, load_and_validate, reconcile
+from agent.data.reconcile import connect, load_and_validate, reconcile, validate_once
 from agent.data.reconcile.preload import preload
 from agent.data.schema import Mapping, Role
 from agent.errors import HeaderOnlyError, UnknownColumnError
@@ -134,14 +134,14 @@ def test_a_job_of_its_own_gives_the_digests_of_the_bytes_it_read(
 ) -> None:
     """A file that changed between its hash and its read: the digest returned is the one of
     the bytes read (the caller compares it with the approved one), not the hash before."""
-    real = pipeline_module.hashed_sources
+    real = preload_module.hashed_sources
 
     def stale(files: Any) -> dict[Role, Source]:
         found = real(files)
         found[Role.ORDERS] = replace(found[Role.ORDERS], digest="sha256:" + "0" * 64)
         return found
 
-    monkeypatch.setattr(pipeline_module, "hashed_sources", stale)
+    monkeypatch.setattr(preload_module, "hashed_sources", stale)
     job = run_job(files_of(demo), mapping, Policy(), tmp_path / "job.csv")
     assert job.digests == {role: source.digest for role, source in sources_of(demo).items()}
 
@@ -157,6 +157,26 @@ def test_a_job_of_its_own_on_one_file_in_both_roles_fails_as_the_plain_job_does(
     with pytest.raises(UnknownColumnError) as job:
         run_job(same, mapping, Policy(), tmp_path / "job.csv")
     assert str(job.value) == str(plain.value)
+
+
+def test_an_inspection_of_its_own_reads_each_file_once_and_reports_as_the_plain_one(
+    demo: Path, mapping: Mapping, tmp_path: Path, parses: list[str]
+) -> None:
+    """`reconbot inspect` validates on the files read straight into their tables: the same
+    report as a validation that parsed them into Parquet, and no Parquet written."""
+    edited = with_orders(mapping, order_amount="Subtotal")  # a reading with warnings or not
+    for reading in (mapping, edited):
+        report = validate_once(files_of(demo), reading, tmp_path)
+        assert parses == []
+        plain = load_and_validate(connect(), files_of(demo), reading)
+        parses.clear()
+        assert (report.errors, report.warnings, report.facts, report.rows) == (
+            plain.errors,
+            plain.warnings,
+            plain.facts,
+            plain.rows,
+        )
+    assert not list(tmp_path.rglob("*.parquet"))
 
 
 def test_a_file_needed_again_is_read_again_in_its_process_and_cached_by_another(
