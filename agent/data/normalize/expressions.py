@@ -32,19 +32,17 @@ def key_sql(value: str, reading: IdReading | None = None) -> str:
     applied by the callers, before this.) Empty becomes NULL.
     """
     trimmed = sql_trim(value)
-    key = (
-        f"CASE WHEN starts_with({trimmed}, '#') THEN ltrim(substr({trimmed}, 2)) ELSE {trimmed} END"
-    )
+    key = f"CASE WHEN prefix({trimmed}, '#') THEN ltrim(substr({trimmed}, 2)) ELSE {trimmed} END"
     if reading is not None and reading.prefix:
         prefix = sql_text(reading.prefix)
         key = (
-            f"(CASE WHEN starts_with({key}, {prefix}) "
+            f"(CASE WHEN prefix({key}, {prefix}) "
             f"THEN substr({key}, {len(reading.prefix) + 1}) ELSE {key} END)"
         )
     if reading is not None and reading.suffix:
         suffix = sql_text(reading.suffix)
         key = (
-            f"(CASE WHEN ends_with({key}, {suffix}) "
+            f"(CASE WHEN suffix({key}, {suffix}) "
             f"THEN left({key}, length({key}) - {len(reading.suffix)}) ELSE {key} END)"
         )
     if reading is not None and reading.strip_zeros:
