@@ -1,15 +1,16 @@
 """Benchmark: where the approval's time goes, statement by statement, at one size.
 
-Runs the terminal's flow as `scripts/flow_benchmark.py` does (upload -> request, then the
-edit) in this process on demo data, then the approval, and measures each statement of the
+Runs the terminal's flow of `scripts/flow_benchmark.py` (`flow_steps`: upload -> request,
+then the edit) in this process on demo data, then the approval, and measures each statement of the
 engine's SQL files (`agent.data.reconcile.runner.run_sql`), the row ledger and each file's
 account: seconds, CPU seconds, and the minor page faults the process took meanwhile. Page
 faults are the figure to watch beside the seconds: a statement that takes many more of them
 than it does with memory to spare is paying for DuckDB's allocator handing memory back to the
 system at the instance's limit and taking it again (README, Speed). `--memory-limit` runs the
 flow with another DuckDB memory limit than the process's own (a measurement: the bot keeps
-`agent.data.duck.MEMORY_LIMIT`). The exceptions CSV is one statement (`exceptions_csv[0]`).
-Usage:
+`agent.data.duck.MEMORY_LIMIT`; the first read still decides its threads by the 500 MB of
+`MEMORY_LIMIT_BYTES`). The peak is the process's, the request's included. The exceptions
+CSV is one statement (`exceptions_csv[0]`). Usage:
 
     .venv/bin/python scripts/approval_profile.py [--size 1000000] [--memory-limit 600MB]
         [--data bench-data]
@@ -18,7 +19,6 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import os
 import resource
 import sys
 import tempfile
@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from flow_benchmark import EDIT, prepare  # noqa: E402
+from flow_benchmark import flow_service, flow_steps, prepare  # noqa: E402
 
 Usage = tuple[float, float, float, int]
 """Seconds, CPU seconds, system CPU seconds, minor page faults."""
@@ -109,56 +109,25 @@ def main() -> None:
     args = parser.parse_args()
     folder = prepare(args.size, args.data)
     with tempfile.TemporaryDirectory() as scratch:
-        work = Path(scratch)
-        os.environ.update(
-            {
-                "RECONBOT_DATABASE_URL": f"sqlite:///{work / 'reconbot.db'}",
-                "RECONBOT_BLOB_URL": f"file://{work / 'blobs'}",
-                "RECONBOT_WORK_DIR": str(work / "work"),
-                "RECONBOT_MODEL": "offline",
-            }
-        )
         from agent.data import duck
 
         if args.memory_limit:
             duck.MEMORY_LIMIT = args.memory_limit
-        from agent.data.schema import Role
-        from agent.domain import Approver
-        from agent.usecases.common import Upload
-        from bot.composition import build_runtime, migrate_database
-        from bot.config import Settings
-        from bot.terminal import terminal_identity
-
         measurements = Measurements()
         instrument(measurements)
-        settings = Settings()
-        migrate_database(settings)
-        service = build_runtime(settings).service
-        user = terminal_identity()
-        orders, payments = folder / "orders.csv", folder / "payments.csv"
-        with orders.open("rb") as first, payments.open("rb") as second:
-            uploads = [
-                Upload(first, orders.name, local=True),
-                Upload(second, payments.name, local=True),
-            ]
-            request = service.intake.start(uploads, requested_by=user).request
-        if request is None or request.kind.value != "confirmation":
-            raise SystemExit(f"the demo data did not give a confirmation request: {request}")
-        answers = {Role(role): fields for role, fields in EDIT.items()}
-        edited = service.decisions.edit(
-            request.pause_id, request.authorization_identity, Approver(user=user), answers
-        )
+        service, user = flow_service(Path(scratch))
+        steps = flow_steps(service, user, folder / "orders.csv", folder / "payments.csv")
+        next(steps)  # upload -> request
+        next(steps)  # edit -> request
         measurements.on = True
         start = usage_now()
-        outcome = service.decisions.confirm(
-            edited.pause_id, edited.authorization_identity, Approver(user=user)
-        )
+        _, outcome = next(steps)  # approve -> outcome
         seconds, cpu, system, faults = spent(start)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(
         f"{args.size:,} orders, DuckDB memory limit {duck.MEMORY_LIMIT}: approve -> outcome "
         f"{seconds:.2f} s (CPU {cpu:.2f} s, of it system {system:.2f} s; {faults:,} minor page "
-        f"faults); peak {peak:.0f} MiB; {sum(outcome.counts.values()):,} findings"
+        f"faults); the process's peak {peak:.0f} MiB; {sum(outcome.counts.values()):,} findings"
     )
     print(f"  {'part':<20} {'seconds':>8} {'CPU':>7} {'system':>7} {'faults':>8}")
     for name, (part_seconds, part_cpu, part_system, part_faults) in sorted(

@@ -43,6 +43,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -58,9 +59,9 @@ def peak_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def child_flow(orders: Path, payments: Path, folder: Path) -> None:
-    """Run the terminal's flow on the two files and print {steps: seconds, peaks: MiB by the
-    end of each step, counts} as JSON."""
+def flow_service(folder: Path) -> tuple[Any, Any]:
+    """The terminal's service and its person, on embedded SQLite, a file blob store and an
+    empty work directory in `folder`, with the offline model: what every flow runs on."""
     os.environ.update(
         {
             "RECONBOT_DATABASE_URL": f"sqlite:///{folder / 'reconbot.db'}",
@@ -69,48 +70,64 @@ def child_flow(orders: Path, payments: Path, folder: Path) -> None:
             "RECONBOT_MODEL": "offline",
         }
     )
-    from agent.data.schema import Role
-    from agent.domain import Approver
-    from agent.usecases.common import Upload
     from bot.composition import build_runtime, migrate_database
     from bot.config import Settings
     from bot.terminal import terminal_identity
 
     settings = Settings()
     migrate_database(settings)
-    service = build_runtime(settings).service
-    user = terminal_identity()
-    seconds: dict[str, float] = {}
-    cpu: dict[str, float] = {}
-    peaks: dict[str, float] = {}
-    start, used = time.perf_counter(), time.process_time()
+    return build_runtime(settings).service, terminal_identity()
+
+
+def flow_steps(service: Any, user: Any, orders: Path, payments: Path) -> Iterator[tuple[str, Any]]:
+    """The person's three steps (`STEPS`) on the two files, one per `next()`: each runs its
+    step and yields the step's name and what it returned (the outcome last). Stops with
+    SystemExit when a step does not lead to the next (no confirmation request)."""
+    from agent.data.schema import Role
+    from agent.domain import Approver
+    from agent.usecases.common import Upload
+
     with orders.open("rb") as first, payments.open("rb") as second:
         uploads = [
             Upload(first, orders.name, local=True),
             Upload(second, payments.name, local=True),
         ]
         request = service.intake.start(uploads, requested_by=user).request
-    seconds[STEPS[0]] = time.perf_counter() - start
-    cpu[STEPS[0]] = time.process_time() - used
-    peaks[STEPS[0]] = peak_mib()
     if request is None or request.kind.value != "confirmation":
         raise SystemExit(f"the demo data did not give a confirmation request: {request}")
-    start, used = time.perf_counter(), time.process_time()
+    yield STEPS[0], request
     answers = {Role(role): fields for role, fields in EDIT.items()}
     edited = service.decisions.edit(
         request.pause_id, request.authorization_identity, Approver(user=user), answers
     )
-    seconds[STEPS[1]] = time.perf_counter() - start
-    cpu[STEPS[1]] = time.process_time() - used
-    peaks[STEPS[1]] = peak_mib()
-    assert edited.kind.value == "confirmation", edited.problems
-    start, used = time.perf_counter(), time.process_time()
+    if edited.kind.value != "confirmation":
+        raise SystemExit(f"the edit did not give a confirmation request: {edited.problems}")
+    yield STEPS[1], edited
     outcome = service.decisions.confirm(
         edited.pause_id, edited.authorization_identity, Approver(user=user)
     )
-    seconds[STEPS[2]] = time.perf_counter() - start
-    cpu[STEPS[2]] = time.process_time() - used
-    peaks[STEPS[2]] = peak_mib()
+    yield STEPS[2], outcome
+
+
+def child_flow(orders: Path, payments: Path, folder: Path) -> None:
+    """Run the terminal's flow on the two files and print {steps: seconds, peaks: MiB by the
+    end of each step, counts} as JSON."""
+    service, user = flow_service(folder)
+    seconds: dict[str, float] = {}
+    cpu: dict[str, float] = {}
+    peaks: dict[str, float] = {}
+    steps = flow_steps(service, user, orders, payments)
+    outcome = None
+    while True:
+        start, used = time.perf_counter(), time.process_time()
+        step = next(steps, None)
+        if step is None:
+            break
+        name, outcome = step
+        seconds[name] = time.perf_counter() - start
+        cpu[name] = time.process_time() - used
+        peaks[name] = peak_mib()
+    assert outcome is not None
     print(json.dumps({"steps": seconds, "cpu": cpu, "peaks": peaks, "counts": outcome.counts}))
 
 
