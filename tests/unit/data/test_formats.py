@@ -1,4 +1,4 @@
-"""Number and timestamp formats: decided per column, exact, and the same in Python and SQL."""
+"""Number and timestamp formats, and ids: decided per column, exact, the same in Python and SQL."""
 
 from __future__ import annotations
 
@@ -17,6 +17,9 @@ from agent.data.formats import (
     sql_amount,
     sql_timestamp,
 )
+from agent.data.normalize.expressions import key_sql
+from agent.data.profile import normalize_key
+from agent.data.schema import IdReading
 
 CASES = [
     (["1,250.00", "12.00"], NumberFormat(".", ","), "1250.00"),
@@ -114,3 +117,50 @@ def test_day_first_and_month_first_are_decided_per_file() -> None:
 def test_zulu_timestamps_are_utc() -> None:
     pattern, _, _ = detect_timestamp_format(["2025-10-07T09:50:26Z"])
     assert pattern is not None and TimestampFormat(pattern).zoned
+
+
+# An id as the engine compares it: `key_sql` in SQL, `normalize_key` in Python (inference).
+# Padding and a leading `#` go; case, inner characters and a second `#` stay; empty is none.
+ID_VALUES = [
+    "1001",
+    " 1001 ",
+    "#1001",
+    " # 1001",
+    "##1001",
+    "#10#07",
+    "AB-7",
+    "ab-7 ",
+    "#",
+    "   ",
+    "",
+    "1001 #",
+    "é #1",
+]
+
+
+@pytest.mark.parametrize("value", ID_VALUES)
+def test_sql_id_reading_agrees_with_python_reading(value: str) -> None:
+    row = duckdb.execute(f"SELECT {key_sql('x')} FROM (SELECT ? AS x)", [value]).fetchone()
+    assert row is not None
+    assert row[0] == (normalize_key(value) or None)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("WC-1001", "1001"),
+        (" #WC-1001-X ", "1001"),
+        ("1001-X", "1001"),
+        ("wc-1001", "wc-1001"),  # another case is another text
+        ("WC-", None),
+        ("WC-0042-X", "42"),
+        ("WC-000-X", "0"),
+    ],
+)
+def test_sql_id_reading_removes_the_approved_prefix_and_suffix(
+    value: str, expected: str | None
+) -> None:
+    reading = IdReading(prefix="WC-", suffix="-X", strip_zeros=True)
+    row = duckdb.execute(f"SELECT {key_sql('x', reading)} FROM (SELECT ? AS x)", [value]).fetchone()
+    assert row is not None
+    assert row[0] == expected
