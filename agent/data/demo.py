@@ -128,6 +128,7 @@ class _Payer:
         *,
         when: datetime | None = None,
         currency: str | None = None,
+        exp: int | None = None,
         status: str = "Paid",
         captured: str = "true",
         refunded: int = 0,
@@ -137,7 +138,7 @@ class _Payer:
             self.writer,
             self.ref,
             amount,
-            self.exp,
+            self.exp if exp is None else exp,
             currency or self.currency,
             when or self.when,
             self.email,
@@ -232,7 +233,12 @@ def generate(rows: int, out: Path, seed: int = 7) -> dict[str, object]:
             pay(total)
             pay(total, when=paid_at + timedelta(minutes=rng.randint(1, 90)))
         elif case == "currency_mismatch":
-            pay(total, currency="EUR" if code != "EUR" else "USD")
+            # Captured in another currency (two decimals), written as its exports write it.
+            pay(
+                total // 10 ** max(exp - 2, 0),
+                currency="EUR" if code != "EUR" else "USD",
+                exp=min(exp, 2),
+            )
         elif case == "capture_outside_window":
             pay(total, when=created + timedelta(days=rng.randint(40, 90)))
         elif case == "duplicate_payment_row":

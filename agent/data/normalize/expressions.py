@@ -87,3 +87,16 @@ def minor_sql(amount: str, unit: str, exponent: str) -> str:
         for e in (2, 0, 3, 4)
     )
     return f"(CASE {exponent} {branches} END)"
+
+
+def finer_than_minor_sql(amount: str, unit: str, exponent: str) -> str:
+    """A DuckDB condition: `amount` has digits below the minor unit `minor_sql` rounds it to.
+
+    Such an amount (10.005 USD, 100.5 JPY, 1250.5 in a column of cents) reconciles rounded half
+    away from zero; the validation names its rows before approval, so that nobody meets the
+    rounding in a result without having been told.
+    """
+    if unit == "minor":
+        return f"round({amount}) <> {amount}"
+    branches = " ".join(f"WHEN {e} THEN round({amount}, {e}) <> {amount}" for e in (2, 0, 3, 4))
+    return f"(CASE {exponent} {branches} END)"

@@ -8,7 +8,7 @@ import duckdb
 
 from agent.data.formats import known_currency_sql
 from agent.data.normalize.columns import kinds_column
-from agent.data.normalize.expressions import sql_words
+from agent.data.normalize.expressions import finer_than_minor_sql, sql_words
 from agent.data.normalize.load import table_name
 from agent.data.normalize.report import FieldCheck, ValidationReport
 from agent.data.policy import Policy
@@ -86,9 +86,72 @@ def validate(
             severe = want.required and check.unreadable_share > 1 - REQUIRED_SHARE
             (report.errors if severe else report.warnings).append(message)
     report.errors.extend(e for errors in missing.values() for e in errors)  # after the last
+    _check_precision(con, report, file_name, role, mapping, keep)
     if role is Role.PAYMENTS:
         _check_kinds(con, report, file_name, mapping)
     return report
+
+
+def _check_precision(
+    con: duckdb.DuckDBPyConnection,
+    report: ValidationReport,
+    file_name: str,
+    role: Role,
+    mapping: DatasetMapping,
+    keep: str,
+) -> None:
+    """A warning for each amount column with values finer than their currency's minor unit.
+
+    The engine counts money in whole minor units and rounds such a value half away from zero
+    (10.005 USD is 10.01): the person is told before approving, with the rows, instead of
+    meeting a rounded result unannounced. Rows whose currency does not read are not asked about
+    (the currency's own check names them).
+    """
+    fields = [
+        (spec.name, column)
+        for spec in SCHEMA[role]
+        if spec.kind == "amount" and (column := mapping.columns.get(spec.name)) is not None
+    ]
+    if not fields:
+        return
+    parts = []
+    for field, _ in fields:
+        finer = finer_than_minor_sql(
+            field, mapping.options.unit_of(field), "currency_exponents.exponent"
+        )
+        parts += [
+            f"count({field})",
+            f"count(*) FILTER (WHERE {finer})",
+            # The first rows only (`min(x, n)`): never a list of every such row of a large file.
+            f"min(t.rowid + 1, 5) FILTER (WHERE {finer})",
+        ]
+    # Joined on the currency's code as the engine joins it (a currency that does not read has
+    # no exponent, and its own check names those rows).
+    row = con.execute(
+        f"SELECT {', '.join(parts)} FROM {table_name(role)} t "
+        f"LEFT JOIN {known_currency_sql()} ON currency_exponents.code = t.currency_code "
+        f"WHERE {keep}"
+    ).fetchone()
+    assert row is not None
+    for place, (field, column) in enumerate(fields):
+        filled, finer_count, rows = row[3 * place : 3 * place + 3]
+        if not finer_count:
+            continue
+        where = ", ".join(str(r) for r in rows)
+        if mapping.options.unit_of(field) == "minor":
+            what = (
+                "are not whole minor units (the column is read in minor units, such as cents), "
+                f"e.g. rows {where}: reconciling rounds each half away from zero to a whole one"
+            )
+        else:
+            what = (
+                f"have more decimals than their currency's minor unit, e.g. rows {where}: "
+                "reconciling rounds each half away from zero to that unit (10.005 USD as 10.01)"
+            )
+        report.warnings.append(
+            f'{file_name}: {finer_count:,} of {filled:,} amounts in column "{column}" ({field}) '
+            + what
+        )
 
 
 def _check_kinds(

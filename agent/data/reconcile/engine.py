@@ -80,13 +80,10 @@ def define_readings(con: duckdb.DuckDBPyConnection, mapping: Mapping) -> None:
     is called, so the engine runs the same plan as with the expressions written out.
     """
     units = {
-        name: reading.unit
-        for options in (mapping.orders.options, mapping.payments.options)
-        for name, reading in options.amounts.items()
+        "order_amount": mapping.orders.options.unit_of("order_amount"),
+        "captured_amount": mapping.payments.options.unit_of("captured_amount"),
+        "refunded_amount": mapping.payments.options.unit_of("refunded_amount"),
     }
-    units.setdefault("order_amount", "major")
-    units.setdefault("captured_amount", "major")
-    units.setdefault("refunded_amount", units["captured_amount"])
     for name in ("order_amount", "captured_amount", "refunded_amount"):
         con.execute(
             f"CREATE OR REPLACE MACRO {name}_minor(amount, exponent) AS "

@@ -153,3 +153,11 @@ class ReadingOptions(BaseModel):
     timestamps: dict[str, TimestampReading] = {}
     ids: IdReading | None = None
     kinds: RowKinds | None = None
+
+    def unit_of(self, field: str) -> Literal["major", "minor"]:
+        """The approved unit of amount `field`: its own reading's, else (a refund) the captured
+        amount's, else major. The engine converts and the validation checks by this one answer."""
+        reading = self.amounts.get(field)
+        if reading is None and field == "refunded_amount":
+            reading = self.amounts.get("captured_amount")
+        return reading.unit if reading is not None else "major"

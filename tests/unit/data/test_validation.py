@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from agent.data.pipeline import run_job
+from agent.data.policy import Policy
 from agent.data.reconcile import connect, load_and_validate
 from agent.data.schema import (
     AmountReading,
@@ -104,3 +106,69 @@ def test_a_required_field_without_a_column_is_an_error(
 ) -> None:
     report = load_and_validate(connect(), files, mapping(order_id="id", currency="ccy"))
     assert "orders.csv: no column is mapped to order_amount" in report.errors
+
+
+def test_amounts_finer_than_their_currency_are_named_before_approval(
+    tmp_path: Path, files: dict[Role, tuple[Path, str]]
+) -> None:
+    orders = tmp_path / "orders.csv"
+    orders.write_text(
+        "id,total,ccy,date\n"
+        "1001,10.005,USD,2025-10-01\n"  # row 1: a tenth of a cent
+        "1002,10.50,USD,2025-10-01\n"
+        "1003,100.5,JPY,2025-10-01\n"  # row 3: the yen has no minor unit
+        "1004,100,JPY,2025-10-01\n"
+        "1005,1.2345,KWD,2025-10-01\n"  # row 5: the dinar has three decimals
+        "1006,1.234,KWD,2025-10-01\n"
+        "1007,1.5,XXX,2025-10-01\n"  # a currency that does not read: its own check names it
+        '1008,"1,000.1234",CLF,2025-10-01\n'  # four decimals are the CLF's own
+    )
+    report = load_and_validate(connect(), {**files, Role.ORDERS: (orders, "orders.csv")}, mapping())
+    # Told, not blocked: the person decides with the rounding known.
+    assert not any("decimals" in e for e in report.errors)
+    finer = [w for w in report.warnings if "more decimals" in w]
+    assert finer == [
+        'orders.csv: 3 of 8 amounts in column "total" (order_amount) have more decimals than '
+        "their currency's minor unit, e.g. rows 1, 3, 5: reconciling rounds each half away "
+        "from zero to that unit (10.005 USD as 10.01)"
+    ]
+    assert not any("payments.csv" in w and "decimals" in w for w in report.warnings)
+
+
+def test_amounts_in_minor_units_that_are_not_whole_are_named(
+    tmp_path: Path, files: dict[Role, tuple[Path, str]]
+) -> None:
+    orders = tmp_path / "orders.csv"
+    orders.write_text(
+        "id,total,ccy,date\n1001,1250.5,USD,2025-10-01\n1002,1250,USD,2025-10-01\n"
+        "1003,99,JPY,2025-10-01\n"
+    )
+    cents = mapping()
+    options = cents.orders.options.model_copy(
+        update={"amounts": {"order_amount": AmountReading(unit="minor")}}
+    )
+    cents = cents.model_copy(
+        update={"orders": cents.orders.model_copy(update={"options": options})}
+    )
+    report = load_and_validate(connect(), {**files, Role.ORDERS: (orders, "orders.csv")}, cents)
+    assert [w for w in report.warnings if "not whole" in w] == [
+        'orders.csv: 1 of 3 amounts in column "total" (order_amount) are not whole minor units '
+        "(the column is read in minor units, such as cents), e.g. rows 1: reconciling rounds "
+        "each half away from zero to a whole one"
+    ]
+
+
+def test_the_engine_rounds_a_finer_amount_as_the_warning_says(tmp_path: Path) -> None:
+    orders = tmp_path / "orders.csv"
+    orders.write_text(
+        "id,total,ccy,date\n1001,10.005,USD,2025-10-01\n1002,10.015,USD,2025-10-01\n"
+        "1003,-10.005,USD,2025-10-01\n"
+    )
+    payments = tmp_path / "payments.csv"
+    payments.write_text(
+        "pid,ref,amount,ccy\np1,1001,10.01,USD\np2,1002,10.02,USD\np3,1003,-10.01,USD\n"
+    )
+    files = {Role.ORDERS: (orders, "orders.csv"), Role.PAYMENTS: (payments, "payments.csv")}
+    # No tolerance: a rounding to the even cent (10.00, 10.02, -10.00) would be a mismatch.
+    job = run_job(files, mapping(), Policy(amount_tolerance_minor=0), tmp_path / "x.csv")
+    assert job.reconciliation.summary().total_findings == 0
