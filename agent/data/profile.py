@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from itertools import compress, filterfalse, islice
+from itertools import compress, filterfalse, islice, repeat
 
 from agent.data.currency import CURRENCY_EXPONENTS, CURRENCY_SYMBOLS, is_currency_code
 from agent.data.formats import (
@@ -62,15 +62,17 @@ def normalize_key(value: str) -> str:
     """An order id or reference as compared across files (as `normalize.key_sql` does).
 
     Surrounding spaces and one leading `#` go, nothing else: case and inner characters are part
-    of the id, so `AB-7` and `ab-7`, or `#10#07` and `1007`, are two ids.
+    of the id, so `AB-7` and `ab-7`, or `#10#07` and `1007`, are two ids. Only spaces are padding
+    (not a tab or a no-break space), exactly as in SQL: inference must expect the matches the
+    engine makes, no more.
     """
-    trimmed = value.strip()
-    return trimmed[1:].lstrip() if trimmed.startswith("#") else trimmed
+    trimmed = value.strip(" ")
+    return trimmed[1:].lstrip(" ") if trimmed.startswith("#") else trimmed
 
 
 def normalize_keys(values: Iterable[str]) -> list[str]:
     """`normalize_key` of each of `values`, in order (the same rule, without a call per value)."""
-    return [t[1:].lstrip() if t[:1] == "#" else t for t in map(str.strip, values)]
+    return [t[1:].lstrip(" ") if t[:1] == "#" else t for t in map(str.strip, values, repeat(" "))]
 
 
 def reference_tokens(value: str) -> list[str]:

@@ -135,6 +135,11 @@ ID_VALUES = [
     "",
     "1001 #",
     "é #1",
+    # Only spaces are padding, in both readings: an id padded otherwise stays as written.
+    "\t1001",
+    "1001\u00a0",
+    "# \t1001",
+    "\r1001\n",
 ]
 
 
