@@ -24,7 +24,9 @@ def findings_for(
     export: Path, identifier: str, *, limit: int = LOOKUP_LIMIT
 ) -> list[dict[str, Any]]:
     """The findings of an exceptions file that concern an order or payment id, in file order."""
-    key = normalize_key(identifier.lstrip("'")).replace("#", "").lower()
+    # A typed id is read leniently: any whitespace around it (a tab or a no-break space pasted
+    # from a spreadsheet) goes, then the rule ids are compared by.
+    key = normalize_key(identifier.strip().lstrip("'")).replace("#", "").lower()
     if not key:
         return []
     con = session()

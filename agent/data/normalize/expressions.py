@@ -94,9 +94,10 @@ def finer_than_minor_sql(amount: str, unit: str, exponent: str) -> str:
 
     Such an amount (10.005 USD, 100.5 JPY, 1250.5 in a column of cents) reconciles rounded half
     away from zero; the validation names its rows before approval, so that nobody meets the
-    rounding in a result without having been told.
+    rounding in a result without having been told. `exponent` is NULL for a currency that does
+    not read: such a row is never reconciled, so never rounded.
     """
-    if unit == "minor":
-        return f"round({amount}) <> {amount}"
+    if unit == "minor":  # in any currency that reads: a row without one is not reconciled
+        return f"({exponent} IS NOT NULL AND round({amount}) <> {amount})"
     branches = " ".join(f"WHEN {e} THEN round({amount}, {e}) <> {amount}" for e in (2, 0, 3, 4))
     return f"(CASE {exponent} {branches} END)"

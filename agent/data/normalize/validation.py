@@ -105,7 +105,10 @@ def _check_precision(
     The engine counts money in whole minor units and rounds such a value half away from zero
     (10.005 USD is 10.01): the person is told before approving, with the rows, instead of
     meeting a rounded result unannounced. Rows whose currency does not read are not asked about
-    (the currency's own check names them).
+    (the currency's own check names them), nor failed attempts and rows the approved row kinds
+    ignore. Other rows whose amount the engine does not use (a conflicting total under one id,
+    a payment without an id) are named too: the message says "where reconciling uses one".
+    Amounts are read to six decimals (`SQL_DECIMAL`) before this sees them.
     """
     fields = [
         (spec.name, column)
@@ -127,6 +130,9 @@ def _check_precision(
         ]
     # Joined on the currency's code as the engine joins it (a currency that does not read has
     # no exponent, and its own check names those rows).
+    if role is Role.PAYMENTS:  # a failed attempt's amount is never reconciled
+        failed = sql_words(Policy().failed_payment_statuses)
+        keep = f"({keep}) AND NOT coalesce(payment_status IN {failed}, false)"
     row = con.execute(
         f"SELECT {', '.join(parts)} FROM {table_name(role)} t "
         f"LEFT JOIN {known_currency_sql()} ON currency_exponents.code = t.currency_code "
@@ -141,12 +147,14 @@ def _check_precision(
         if mapping.options.unit_of(field) == "minor":
             what = (
                 "are not whole minor units (the column is read in minor units, such as cents), "
-                f"e.g. rows {where}: reconciling rounds each half away from zero to a whole one"
+                f"e.g. rows {where}: where reconciling uses one, it rounds it half away from "
+                "zero to a whole one"
             )
         else:
             what = (
                 f"have more decimals than their currency's minor unit, e.g. rows {where}: "
-                "reconciling rounds each half away from zero to that unit (10.005 USD as 10.01)"
+                "where reconciling uses one, it rounds it half away from zero to that unit "
+                "(10.005 USD as 10.01)"
             )
         report.warnings.append(
             f'{file_name}: {finer_count:,} of {filled:,} amounts in column "{column}" ({field}) '

@@ -51,9 +51,11 @@ class Reconciliation:
     def evidence(self, identifier: str) -> list[Finding]:
         """The findings that concern an order id or a payment id (`#1042`, `1042`, `ch_…`).
 
-        A person's question is matched leniently (any case), unlike the ids between files.
+        A person's question is matched leniently (any case, any whitespace around it: a tab or
+        a no-break space pasted from a spreadsheet), unlike the ids between files.
         """
-        return fetch_findings(self._con, self.files, key=normalize_key(identifier).lower())
+        key = normalize_key(identifier.strip()).lower()
+        return fetch_findings(self._con, self.files, key=key)
 
     def export_csv(self, path: Path) -> int:
         """Write every finding, then every ignored row, to a CSV file; returns the lines written.

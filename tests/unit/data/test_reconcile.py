@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from agent.data.evidence import findings_for
 from agent.data.ingest import inspect_csv
 from agent.data.mapping import infer_mapping
 from agent.data.policy import CATEGORY_ORDER, Policy
@@ -168,6 +169,17 @@ def test_evidence_lookup_by_order_or_payment_id(run: Reconciliation) -> None:
     assert [f.category for f in run.evidence("#1009")] == ["partial_capture"]
     assert [f.category for f in run.evidence("CH_STRAY")] == ["capture_without_order"]
     assert run.evidence("1001") == []
+
+
+def test_a_typed_id_pasted_with_whitespace_around_it_is_found(
+    run: Reconciliation, tmp_path: Path
+) -> None:
+    # Copied from a spreadsheet: a no-break space or a tab around the id.
+    for typed in ("1009\u00a0", "\t#1009 ", "\u00a0CH_STRAY"):
+        assert len(run.evidence(typed)) == 1, typed
+    export = tmp_path / "exceptions.csv"
+    run.export_csv(export)
+    assert [f["category"] for f in findings_for(export, "\u00a0#1009\t")] == ["partial_capture"]
 
 
 def test_money_is_exact_in_each_currency_minor_unit(run: Reconciliation) -> None:

@@ -129,8 +129,8 @@ def test_amounts_finer_than_their_currency_are_named_before_approval(
     finer = [w for w in report.warnings if "more decimals" in w]
     assert finer == [
         'orders.csv: 3 of 8 amounts in column "total" (order_amount) have more decimals than '
-        "their currency's minor unit, e.g. rows 1, 3, 5: reconciling rounds each half away "
-        "from zero to that unit (10.005 USD as 10.01)"
+        "their currency's minor unit, e.g. rows 1, 3, 5: where reconciling uses one, it rounds "
+        "it half away from zero to that unit (10.005 USD as 10.01)"
     ]
     assert not any("payments.csv" in w and "decimals" in w for w in report.warnings)
 
@@ -142,6 +142,7 @@ def test_amounts_in_minor_units_that_are_not_whole_are_named(
     orders.write_text(
         "id,total,ccy,date\n1001,1250.5,USD,2025-10-01\n1002,1250,USD,2025-10-01\n"
         "1003,99,JPY,2025-10-01\n"
+        "1004,99.5,ZZZ,2025-10-01\n"  # a currency that does not read: never reconciled
     )
     cents = mapping()
     options = cents.orders.options.model_copy(
@@ -152,9 +153,9 @@ def test_amounts_in_minor_units_that_are_not_whole_are_named(
     )
     report = load_and_validate(connect(), {**files, Role.ORDERS: (orders, "orders.csv")}, cents)
     assert [w for w in report.warnings if "not whole" in w] == [
-        'orders.csv: 1 of 3 amounts in column "total" (order_amount) are not whole minor units '
-        "(the column is read in minor units, such as cents), e.g. rows 1: reconciling rounds "
-        "each half away from zero to a whole one"
+        'orders.csv: 1 of 4 amounts in column "total" (order_amount) are not whole minor units '
+        "(the column is read in minor units, such as cents), e.g. rows 1: where reconciling "
+        "uses one, it rounds it half away from zero to a whole one"
     ]
 
 
@@ -172,3 +173,22 @@ def test_the_engine_rounds_a_finer_amount_as_the_warning_says(tmp_path: Path) ->
     # No tolerance: a rounding to the even cent (10.00, 10.02, -10.00) would be a mismatch.
     job = run_job(files, mapping(), Policy(amount_tolerance_minor=0), tmp_path / "x.csv")
     assert job.reconciliation.summary().total_findings == 0
+
+
+def test_a_failed_attempt_s_amount_is_not_asked_about(
+    tmp_path: Path, files: dict[Role, tuple[Path, str]]
+) -> None:
+    payments = tmp_path / "payments.csv"
+    payments.write_text(
+        "pid,ref,amount,ccy,status\np1,1001,1.005,USD,failed\np2,1002,2.005,USD,succeeded\n"
+    )
+    with_status = mapping()
+    columns = {**with_status.payments.columns, "payment_status": "status"}
+    with_status = with_status.model_copy(
+        update={"payments": with_status.payments.model_copy(update={"columns": columns})}
+    )
+    report = load_and_validate(
+        connect(), {**files, Role.PAYMENTS: (payments, "payments.csv")}, with_status
+    )
+    # The failed attempt (row 1) is ignored by the engine: only row 2 is named.
+    assert [w.split(", e.g. ")[1][:7] for w in report.warnings if "decimals" in w] == ["rows 2:"]
