@@ -128,11 +128,11 @@ def _check_precision(
             # The first rows only (`min(x, n)`): never a list of every such row of a large file.
             f"min(t.rowid + 1, 5) FILTER (WHERE {finer})",
         ]
-    # Joined on the currency's code as the engine joins it (a currency that does not read has
-    # no exponent, and its own check names those rows).
     if role is Role.PAYMENTS:  # a failed attempt's amount is never reconciled
         failed = sql_words(Policy().failed_payment_statuses)
         keep = f"({keep}) AND NOT coalesce(payment_status IN {failed}, false)"
+    # Joined on the currency's code as the engine joins it (a currency that does not read has
+    # no exponent, and its own check names those rows).
     row = con.execute(
         f"SELECT {', '.join(parts)} FROM {table_name(role)} t "
         f"LEFT JOIN {known_currency_sql()} ON currency_exponents.code = t.currency_code "
