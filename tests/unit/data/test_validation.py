@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from agent.data.normalize import ValidationReport
 from agent.data.pipeline import run_job
 from agent.data.policy import Policy
 from agent.data.reconcile import connect, load_and_validate
@@ -48,6 +49,14 @@ def mapping(**orders_columns: str) -> Mapping:
     )
 
 
+def validate_with(
+    files: dict[Role, tuple[Path, str]], role: Role, path: Path, text: str, under: Mapping
+) -> ValidationReport:
+    """The validation of `files` under `under`, with `role`'s file replaced by `text` at `path`."""
+    path.write_text(text)
+    return load_and_validate(connect(), {**files, role: (path, path.name)}, under)
+
+
 @pytest.fixture
 def files(tmp_path: Path) -> dict[Role, tuple[Path, str]]:
     rows = [f"{1000 + i},{i}.00,USD,2025-10-{1 + i % 28:02d}" for i in range(1, 301)]
@@ -84,13 +93,12 @@ def test_unreadable_values_are_counted_with_example_rows(
 def test_many_unreadable_required_values_block_the_mapping(
     tmp_path: Path, files: dict[Role, tuple[Path, str]]
 ) -> None:
-    orders = tmp_path / "orders.csv"
-    orders.write_text(
+    text = (
         "id,total,ccy,date\n"
         + "".join(f"{1000 + i},{i}.50,USD,2025-10-01\n" for i in range(5))
         + "".join(f"{2000 + i},{i};50,USD,2025-10-01\n" for i in range(5))
     )
-    report = load_and_validate(connect(), {**files, Role.ORDERS: (orders, "orders.csv")}, mapping())
+    report = validate_with(files, Role.ORDERS, tmp_path / "orders.csv", text, mapping())
     assert not report.ok
     assert any("order_amount" in e and "rows 6, 7, 8, 9, 10" in e for e in report.errors)
 
@@ -111,8 +119,7 @@ def test_a_required_field_without_a_column_is_an_error(
 def test_amounts_finer_than_their_currency_are_named_before_approval(
     tmp_path: Path, files: dict[Role, tuple[Path, str]]
 ) -> None:
-    orders = tmp_path / "orders.csv"
-    orders.write_text(
+    text = (
         "id,total,ccy,date\n"
         "1001,10.005,USD,2025-10-01\n"  # row 1: a tenth of a cent
         "1002,10.50,USD,2025-10-01\n"
@@ -123,7 +130,7 @@ def test_amounts_finer_than_their_currency_are_named_before_approval(
         "1007,1.5,XXX,2025-10-01\n"  # a currency that does not read: its own check names it
         '1008,"1,000.1234",CLF,2025-10-01\n'  # four decimals are the CLF's own
     )
-    report = load_and_validate(connect(), {**files, Role.ORDERS: (orders, "orders.csv")}, mapping())
+    report = validate_with(files, Role.ORDERS, tmp_path / "orders.csv", text, mapping())
     # Told, not blocked: the person decides with the rounding known.
     assert not any("decimals" in e for e in report.errors)
     finer = [w for w in report.warnings if "more decimals" in w]
@@ -138,8 +145,7 @@ def test_amounts_finer_than_their_currency_are_named_before_approval(
 def test_amounts_in_minor_units_that_are_not_whole_are_named(
     tmp_path: Path, files: dict[Role, tuple[Path, str]]
 ) -> None:
-    orders = tmp_path / "orders.csv"
-    orders.write_text(
+    text = (
         "id,total,ccy,date\n1001,1250.5,USD,2025-10-01\n1002,1250,USD,2025-10-01\n"
         "1003,99,JPY,2025-10-01\n"
         "1004,99.5,ZZZ,2025-10-01\n"  # a currency that does not read: never reconciled
@@ -151,7 +157,7 @@ def test_amounts_in_minor_units_that_are_not_whole_are_named(
     cents = cents.model_copy(
         update={"orders": cents.orders.model_copy(update={"options": options})}
     )
-    report = load_and_validate(connect(), {**files, Role.ORDERS: (orders, "orders.csv")}, cents)
+    report = validate_with(files, Role.ORDERS, tmp_path / "orders.csv", text, cents)
     assert [w for w in report.warnings if "not whole" in w] == [
         'orders.csv: 1 of 4 amounts in column "total" (order_amount) are not whole minor units '
         "(the column is read in minor units, such as cents), e.g. rows 1: where reconciling "
@@ -178,17 +184,12 @@ def test_the_engine_rounds_a_finer_amount_as_the_warning_says(tmp_path: Path) ->
 def test_a_failed_attempt_s_amount_is_not_asked_about(
     tmp_path: Path, files: dict[Role, tuple[Path, str]]
 ) -> None:
-    payments = tmp_path / "payments.csv"
-    payments.write_text(
-        "pid,ref,amount,ccy,status\np1,1001,1.005,USD,failed\np2,1002,2.005,USD,succeeded\n"
-    )
+    text = "pid,ref,amount,ccy,status\np1,1001,1.005,USD,failed\np2,1002,2.005,USD,succeeded\n"
     with_status = mapping()
     columns = {**with_status.payments.columns, "payment_status": "status"}
     with_status = with_status.model_copy(
         update={"payments": with_status.payments.model_copy(update={"columns": columns})}
     )
-    report = load_and_validate(
-        connect(), {**files, Role.PAYMENTS: (payments, "payments.csv")}, with_status
-    )
+    report = validate_with(files, Role.PAYMENTS, tmp_path / "payments.csv", text, with_status)
     # The failed attempt (row 1) is ignored by the engine: only row 2 is named.
     assert [w.split(", e.g. ")[1][:7] for w in report.warnings if "decimals" in w] == ["rows 2:"]
