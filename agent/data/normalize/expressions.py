@@ -7,8 +7,15 @@ by `sql_text`.
 
 from __future__ import annotations
 
+from collections import Counter
+
+from agent.data.currency import CURRENCY_EXPONENTS
 from agent.data.formats import sql_trim
 from agent.data.schema import IdReading
+
+EXPONENTS = tuple(e for e, _ in Counter(CURRENCY_EXPONENTS.values()).most_common())
+"""Every minor-unit exponent a currency has, the commonest first: one branch each in the
+amount expressions (`minor_sql`, `finer_than_minor_sql`), so that both cover the same ones."""
 
 
 def sql_text(value: str) -> str:
@@ -84,7 +91,7 @@ def minor_sql(amount: str, unit: str, exponent: str) -> str:
         f"WHEN {e} THEN CASE WHEN abs({amount}) < 100000000 "
         f"THEN CAST(round({amount} * {10**e}) AS BIGINT) "
         f"ELSE CAST(round(CAST({amount} AS DECIMAL(38, 6)) * {10**e}) AS BIGINT) END"
-        for e in (2, 0, 3, 4)
+        for e in EXPONENTS
     )
     return f"(CASE {exponent} {branches} END)"
 
@@ -99,5 +106,5 @@ def finer_than_minor_sql(amount: str, unit: str, exponent: str) -> str:
     """
     if unit == "minor":  # in any currency that reads: a row without one is not reconciled
         return f"({exponent} IS NOT NULL AND round({amount}) <> {amount})"
-    branches = " ".join(f"WHEN {e} THEN round({amount}, {e}) <> {amount}" for e in (2, 0, 3, 4))
+    branches = " ".join(f"WHEN {e} THEN round({amount}, {e}) <> {amount}" for e in EXPONENTS)
     return f"(CASE {exponent} {branches} END)"

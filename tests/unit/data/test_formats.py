@@ -17,6 +17,7 @@ from agent.data.formats import (
     sql_amount,
     sql_timestamp,
 )
+from agent.data.keys import read_key
 from agent.data.normalize.expressions import key_sql
 from agent.data.profile import normalize_key
 from agent.data.schema import IdReading
@@ -169,3 +170,4 @@ def test_sql_id_reading_removes_the_approved_prefix_and_suffix(
     row = duckdb.execute(f"SELECT {key_sql('x', reading)} FROM (SELECT ? AS x)", [value]).fetchone()
     assert row is not None
     assert row[0] == expected
+    assert (read_key(value, reading) or None) == expected  # the Python twin (inference) agrees
