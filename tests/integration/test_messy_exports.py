@@ -59,3 +59,37 @@ def test_german_export_against_stripe_style_payments(tmp_path: Path) -> None:
     assert summary.total_findings == 0
     [eur] = summary.currencies
     assert (eur.orders, eur.matched_orders) == (N, N)
+
+
+def test_rows_ending_in_a_delimiter_their_header_lacks_are_all_reconciled(tmp_path: Path) -> None:
+    # A hand-made orders export: every row ends in a comma, the header does not. The header
+    # stays the header, so no order row is read as column names and lost from the count.
+    orders = tmp_path / "orders.csv"
+    orders.write_text(
+        "order_id,created_at,total,currency,status\n"
+        + "".join(f"{1000 + i},2025-10-01 10:00:00,{i}.00,USD,paid,\n" for i in range(1, N + 1))
+    )
+    payments = tmp_path / "payments.csv"
+    payments.write_text(
+        "payment_id,order_id,amount,currency,status,created_at\n"
+        + "".join(
+            f"p{i},{1000 + i},{i}.00,USD,succeeded,2025-10-01 10:05:00\n" for i in range(1, N + 1)
+        )
+    )
+    proposal = infer_mapping(
+        inspect_csv(orders, orders.name, max_bytes=1 << 20),
+        inspect_csv(payments, payments.name, max_bytes=1 << 20),
+    )
+    assert proposal.clarifications == []
+    mapping = proposal.mapping
+    assert mapping is not None
+    assert mapping.orders.columns["order_id"] == "order_id"
+    files = {
+        Role.ORDERS: (orders, orders.name),
+        Role.PAYMENTS: (payments, payments.name),
+    }
+    result = run_job(files, mapping, Policy(), tmp_path / "exceptions.csv")
+    summary = result.reconciliation.summary()
+    assert summary.total_findings == 0
+    ledger = {line.role: line for line in summary.ledger}
+    assert (ledger[Role.ORDERS].records, ledger[Role.ORDERS].matched) == (N, N)

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import csv
 import re
+from collections import Counter
 from dataclasses import dataclass, replace
+from itertools import islice
 from pathlib import Path
 
 from agent.errors import DuplicateHeaderError, MissingHeaderError, NotCsvError
@@ -66,10 +68,42 @@ def layout_from_options(
     with path.open("r", encoding=python_codec(encoding), newline="") as handle:
         for _ in range(header_row - 1):
             handle.readline()
-        record = next(csv.reader(handle, delimiter=delimiter), [])
+        reader = csv.reader(handle, delimiter=delimiter)
+        record = next(reader, [])
+        rows = [row for row in islice(reader, FIT_ROWS) if any(cell.strip() for cell in row)]
+    widths = Counter(len(row) for row in rows)
+    if widths:
+        record = fit_header(record, rows, max(widths, key=lambda w: (widths[w], w))) or record
     return CsvLayout(
         file_name, encoding, delimiter, header_row - 1, header_columns(record, file_name)
     )
+
+
+FIT_ROWS = 60
+"""The data records below a header that decide whether it is written without their trailing
+delimiter (`fit_header`): the first ones, as many as the delimiter is sniffed on."""
+
+
+def fit_header(header: list[str], rows: list[list[str]], width: int) -> list[str] | None:
+    """The header record made `width` cells wide, when it is the header of rows of that width
+    written without their trailing delimiter (or with one more): its names, trailing empty
+    cells aside, are at least two and no more than `width`, and every row of that width among
+    the first `FIT_ROWS` is empty past them. None when it is as wide as the rows or is not such
+    a header. The cells it lacks are empty, so their column is "(unnamed column N)".
+
+    A row that ends in a delimiter its header does not is common in hand-made and older
+    exports; without this, the first data row would be taken for the header (the real one
+    dropped as a preamble) and its row lost from the count.
+    """
+    named = len(header)
+    while named and not header[named - 1].strip():
+        named -= 1
+    if len(header) == width or not 2 <= named <= width:
+        return None
+    below = (row for row in rows[:FIT_ROWS] if len(row) == width)
+    if any(cell.strip() for row in below for cell in row[named:]):
+        return None
+    return (header + [""] * width)[:width]
 
 
 def fallback_to_cp1252(layout: CsvLayout) -> CsvLayout:

@@ -9,6 +9,7 @@ import duckdb
 import pytest
 
 from agent.data.ingest import CsvLayout, count_records, inspect_csv, read_table
+from agent.data.ingest.layout import layout_from_options
 from agent.errors import (
     CellTooLargeError,
     DuplicateHeaderError,
@@ -174,6 +175,46 @@ def test_a_preamble_above_the_header_is_skipped(tmp_path: Path) -> None:
         (1, "ch_1"),
         (2, "ch_2"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("header", "row_end", "columns"),
+    [
+        # Every data row ends in a comma the header does not: a sixth, empty column.
+        (
+            "order_id,total,currency,status",
+            ",",
+            ("order_id", "total", "currency", "status", "(unnamed column 5)"),
+        ),
+        # The header ends in a comma its rows do not.
+        ("order_id,total,currency,status,", "", ("order_id", "total", "currency", "status")),
+    ],
+)
+def test_a_header_one_delimiter_off_its_rows_is_still_the_header(
+    tmp_path: Path, header: str, row_end: str, columns: tuple[str, ...]
+) -> None:
+    rows = [f"{1000 + i},{i}.00,USD,paid{row_end}" for i in range(1, 7)]
+    path = write(tmp_path, "o.csv", ("\n".join([header, *rows]) + "\n").encode())
+    sample = inspect_csv(path, "o.csv", max_bytes=LIMIT)
+    assert sample.layout.header_line == 0
+    assert sample.layout.columns == columns
+    assert [row[0] for row in sample.rows] == [str(1000 + i) for i in range(1, 7)]
+    # The layout the approved options give reads the header the same way.
+    assert (
+        layout_from_options(path, "o.csv", encoding="utf-8", delimiter=",", header_row=1).columns
+        == columns
+    )
+    layout = read_whole(path, "o.csv")
+    assert layout.records == 6
+
+
+def test_a_short_title_line_above_a_full_header_stays_a_preamble(tmp_path: Path) -> None:
+    # Two cells above a header whose rows fill every column: a title, not a header.
+    data = b"Orders,2025-10\nid,total,currency,note\n1,2.00,USD,\n2,3.00,USD,x\n"
+    path = write(tmp_path, "o.csv", data)
+    sample = inspect_csv(path, "o.csv", max_bytes=LIMIT)
+    assert sample.layout.header_line == 1
+    assert sample.layout.columns == ("id", "total", "currency", "note")
 
 
 def test_quoted_newlines_do_not_shift_data_row_numbers(tmp_path: Path) -> None:
