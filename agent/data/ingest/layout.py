@@ -22,7 +22,10 @@ MAX_CELL_BYTES = 1 << 20
 MAX_COLUMNS = 1_000
 
 DELIMITER_NAMES = {",": "comma", ";": "semicolon", "\t": "tab", "|": "pipe"}
-_LOOKS_LIKE_DATA = re.compile(r"^[\s\-+(]*[$€£¥]?\s*[\d.,:/' ]+\)?$")
+_LOOKS_LIKE_DATA = re.compile(
+    r"^[\s\-+(]*[$€£¥]?\s*[\d.,:/' ]+\)?$"  # a number, an amount, a dotted or slashed date
+    r"|^\d{4}-\d{1,2}-\d{1,2}(?:[ T][\d:.]+(?:Z|\s*[+-]\d{2}:?\d{2})?)?$"  # an ISO date or time
+)
 
 
 @dataclass(frozen=True)

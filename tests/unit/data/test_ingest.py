@@ -208,6 +208,22 @@ def test_a_header_one_delimiter_off_its_rows_is_still_the_header(
     assert layout.records == 6
 
 
+def test_a_first_row_of_ids_iso_times_and_amounts_is_not_taken_for_a_header(
+    tmp_path: Path,
+) -> None:
+    # Rows with an extra, filled cell under a header one column short: the first row of the
+    # table's width holds values (ISO times among them), so the file is refused, not read
+    # with that row as its column names.
+    rows = [f"{1000 + i},2025-10-01 10:00:00,{i}.00,USD,paid,{i}" for i in range(1, 5)]
+    path = write(
+        tmp_path,
+        "o.csv",
+        ("order_id,created_at,total,currency,status\n" + "\n".join(rows) + "\n").encode(),
+    )
+    with pytest.raises(MissingHeaderError):
+        inspect_csv(path, "o.csv", max_bytes=LIMIT)
+
+
 def test_a_short_title_line_above_a_full_header_stays_a_preamble(tmp_path: Path) -> None:
     # Two cells above a header whose rows fill every column: a title, not a header.
     data = b"Orders,2025-10\nid,total,currency,note\n1,2.00,USD,\n2,3.00,USD,x\n"
