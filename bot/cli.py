@@ -300,8 +300,10 @@ def render_proposal(
         lines.extend(f"checked: {fact}" for fact in report.facts)
         lines.extend(f"ERROR: {e}" for e in report.errors)
         lines.extend(f"warning: {w}" for w in report.warnings)
-        if report.ok:
+        if report.ok and not report.warnings:
             lines.append("Every mapped value reads under this mapping.")
+        elif report.ok:
+            lines.append("The mapping can be approved; read the warnings above first.")
     return "\n".join(lines)
 
 

@@ -87,3 +87,24 @@ def test_reconcile_without_a_saved_mapping_says_how_to_make_one(tmp_path: Path) 
     assert result.returncode == 2
     assert "no mapping file at missing.json" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_inspect_with_a_warning_does_not_say_every_value_reads(tmp_path: Path) -> None:
+    (tmp_path / "orders.csv").write_text(
+        "order_id,created_at,total,currency\n"
+        + "".join(f"{1000 + i},2025-10-01 10:00:00,{i}.00,USD\n" for i in range(1, 21))
+    )
+    times = ["2025-10-01 10:05:00"] * 20
+    times[2] = "Dec 5th"  # data row 3: not a time
+    (tmp_path / "payments.csv").write_text(
+        "payment_id,order_id,amount,currency,created_at\n"
+        + "".join(f"p{i},{1000 + i},{i}.00,USD,{times[i - 1]}\n" for i in range(1, 21))
+    )
+    shown = reconbot("inspect", "orders.csv", "payments.csv", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    assert (
+        'values that do not read as timestamps in column "created_at" (captured_at), e.g. rows 3: '
+        "reconciling skips the time-window check for those rows" in shown.stdout
+    )
+    assert "Every mapped value reads" not in shown.stdout
+    assert "The mapping can be approved; read the warnings above first." in shown.stdout

@@ -24,7 +24,7 @@ from agent.data.normalize.report import FieldCheck, ValidationReport
 
 logger = logging.getLogger(__name__)
 
-FORMAT = 2
+FORMAT = 3
 """Bumped when what a check computes changes, so that reports of an older build are not used."""
 
 

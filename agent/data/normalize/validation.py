@@ -81,7 +81,7 @@ def validate(
             where = ", ".join(str(r) for r in check.example_rows)
             message = (
                 f"{file_name}: {check.unreadable} of {check.filled} {check.problem} in column "
-                f'"{want.column}" ({want.field}), e.g. rows {where}'
+                f'"{want.column}" ({want.field}), e.g. rows {where}: {_consequence(want.field)}'
             )
             severe = want.required and check.unreadable_share > 1 - REQUIRED_SHARE
             (report.errors if severe else report.warnings).append(message)
@@ -220,6 +220,17 @@ def _blank_row(role: Role, mapping: DatasetMapping) -> str:
     if role is Role.ORDERS and "order_amount" in mapping.columns:
         return "NOT order_amount_filled"
     return "false"
+
+
+def _consequence(field: str) -> str:
+    """What reconciling does with a row whose `field` is there but does not read, in words: the
+    message that names such rows says it, so that the person approving knows what those rows
+    will not be checked for."""
+    if field in ("order_date", "captured_at"):
+        return "reconciling skips the time-window check for those rows"
+    if field == "refunded_amount":
+        return "reconciling reads those rows as refunding nothing"
+    return "reconciling matches none of those rows and reports each as an unreadable_row finding"
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from agent.data.normalize import ValidationReport
 from agent.data.pipeline import run_job
 from agent.data.policy import Policy
 from agent.data.reconcile import connect, load_and_validate
+from agent.data.reconcile.values import Finding
 from agent.data.schema import (
     AmountReading,
     DatasetMapping,
@@ -88,6 +89,28 @@ def test_unreadable_values_are_counted_with_example_rows(
         "orders.csv: 1 of 300 values that do not read as amounts" in w for w in report.warnings
     )
     assert any('"ccy"' in w and "ISO 4217" in w for w in report.warnings)
+
+
+def test_each_unreadable_value_warning_says_what_reconciling_does_and_it_does_that(
+    tmp_path: Path, files: dict[Role, tuple[Path, str]]
+) -> None:
+    report = load_and_validate(connect(), files, mapping())
+    said = {w.split(" (", 1)[1].split(")", 1)[0]: w for w in report.warnings}
+    for field in ("order_amount", "currency", "order_id"):
+        assert said[field].endswith(
+            "reconciling matches none of those rows and reports each as an unreadable_row finding"
+        )
+    assert said["order_date"].endswith("reconciling skips the time-window check for those rows")
+    job = run_job(files, mapping(), Policy(), tmp_path / "x.csv")
+
+    def order_rows(finding: Finding) -> set[int]:
+        return {r for e in finding.evidence if e.file == "orders.csv" for r in e.rows}
+
+    findings = job.reconciliation.findings()
+    unreadable = {r for f in findings if f.category == "unreadable_row" for r in order_rows(f)}
+    assert unreadable == {10, 20, 30}
+    # The order whose date does not read is reconciled all the same, without a window check.
+    assert not [f for f in findings if 40 in order_rows(f)]
 
 
 def test_many_unreadable_required_values_block_the_mapping(
