@@ -14,7 +14,13 @@ from itertools import compress, islice
 from pathlib import Path
 
 from agent.data.ingest.diagnosis import first_problem, megabytes, ragged_row_error
-from agent.data.ingest.layout import CsvLayout, CsvSample, fit_header, header_columns
+from agent.data.ingest.layout import (
+    CsvLayout,
+    CsvSample,
+    fit_header,
+    header_columns,
+    holds_values,
+)
 from agent.errors import (
     CellTooLargeError,
     EmptyFileError,
@@ -166,9 +172,11 @@ def _sniff(text: str, file_name: str, *, complete: bool) -> tuple[str, int, list
     # The header is among the first records, so its line is the one sniffing counted.
     _, delimiter, index, starts = best
     records = _all_records(text, delimiter, limit=SAMPLE_ROWS + index + 2)
-    if index > 0:
+    if index > 0 and holds_values(records[index]):
+        # The first record of the table's width holds values: the header may be the record
+        # above it, written without its rows' trailing delimiter (or with one more).
         fitted = fit_header(records[index - 1], records[index:], len(records[index]))
-        if fitted is not None:  # the header sits above its rows' width, one delimiter short
+        if fitted is not None:
             index -= 1
             records[index] = fitted
     return delimiter, index, records, starts[index]

@@ -87,6 +87,12 @@ FIT_ROWS = 60
 delimiter (`fit_header`): the first ones, as many as the delimiter is sniffed on."""
 
 
+def holds_values(record: list[str]) -> bool:
+    """Whether any cell of `record` is a value (a number, an amount, a date) rather than a name:
+    a record that holds none could be a header itself, so none of its rows is taken for it."""
+    return any(_LOOKS_LIKE_DATA.match(cell.strip()) for cell in record if cell.strip())
+
+
 def fit_header(header: list[str], rows: list[list[str]], width: int) -> list[str] | None:
     """The header record made `width` cells wide, when it is the header of rows of that width
     written without their trailing delimiter (or with one more): its names, trailing empty

@@ -208,6 +208,19 @@ def test_a_header_one_delimiter_off_its_rows_is_still_the_header(
     assert layout.records == 6
 
 
+def test_a_title_line_above_a_header_that_ends_in_a_delimiter_stays_a_preamble(
+    tmp_path: Path,
+) -> None:
+    # Every line of the table ends in a comma, the title above it does not: the title is not
+    # a header one delimiter short, since the first record of the table's width holds names.
+    data = b"Payments export,2025\nid,amount,\np1,1.00,\np2,2.00,\n"
+    path = write(tmp_path, "p.csv", data)
+    sample = inspect_csv(path, "p.csv", max_bytes=LIMIT)
+    assert sample.layout.header_line == 1
+    assert sample.layout.columns == ("id", "amount", "(unnamed column 3)")
+    assert [row[0] for row in sample.rows] == ["p1", "p2"]
+
+
 def test_a_first_row_of_ids_iso_times_and_amounts_is_not_taken_for_a_header(
     tmp_path: Path,
 ) -> None:
