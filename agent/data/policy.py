@@ -235,8 +235,11 @@ class Policy(BaseModel):
                 "do not show."
             ),
             "duplicate_payment_row": (
-                "The same payment id appears on more than one row of the payments file (a "
-                "repeated webhook or export row). It is counted once when matching."
+                "The same payment id appears on more than one row of the payments file. Rows "
+                "that agree (the same amount, currency and reference: a repeated webhook or "
+                "export row) are counted once when matching; rows that differ (reason "
+                "`rows_differ`) are each counted for the order they name, and the finding adds "
+                "them up."
             ),
             "order_without_capture": (
                 "An order with no successful payment referencing it. Voided or cancelled orders "

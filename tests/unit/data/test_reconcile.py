@@ -21,6 +21,7 @@ from agent.data.reconcile import (
 )
 from agent.data.reconcile.engine import engine_parameters
 from agent.data.reconcile.runner import run_sql
+from agent.data.reconcile.values import Finding
 from agent.data.schema import AmountReading, DatasetMapping, Mapping, ReadingOptions, Role
 
 ORDERS = [
@@ -293,3 +294,54 @@ def test_the_summary_gives_the_money_each_category_concerns(run: Reconciliation)
     assert money["partial_capture"] == {"USD": "40.00"}
     assert money["currency_mismatch"] == {}
     assert money["capture_outside_window"] == {}
+
+
+def test_rows_of_one_payment_id_that_differ_each_count(tmp_path: Path) -> None:
+    orders = write(
+        tmp_path / "orders.csv",
+        ["order_id", "total", "currency", "created_at", "status"],
+        [
+            ("1001", "20.00", "USD", "2025-10-01 10:00:00 +0000", "paid"),
+            ("1002", "30.00", "USD", "2025-10-01 10:00:00 +0000", "paid"),
+            ("1003", "40.00", "USD", "2025-10-01 10:00:00 +0000", "paid"),
+        ],
+    )
+    payments = write(
+        tmp_path / "payments.csv",
+        ["payment_id", "order_id", "amount", "currency", "captured_at", "status"],
+        [
+            # One id, two amounts: not the same payment twice; the 500.00 must not vanish.
+            ("p1", "1001", "20.00", "usd", "2025-10-01 10:05:00", "succeeded"),
+            ("p1", "1001", "500.00", "usd", "2025-10-01 10:06:00", "succeeded"),
+            # One id, the same payment written twice (the reference read alike): counted once.
+            ("p2", "#1002", "30.00", "usd", "2025-10-01 10:05:00", "succeeded"),
+            ("p2", "1002", "30.00", "usd", "2025-10-01 10:05:00", "succeeded"),
+            ("p3", "1003", "40.00", "usd", "2025-10-01 10:05:00", "succeeded"),
+        ],
+    )
+    files = {Role.ORDERS: (orders, "orders.csv"), Role.PAYMENTS: (payments, "payments.csv")}
+    samples = [inspect_csv(p, n, max_bytes=1 << 20) for p, n in files.values()]
+    mapping = infer_mapping(*samples).mapping
+    assert mapping is not None
+    run = reconcile(files, mapping, Policy())
+
+    def unit(finding: Finding) -> str:
+        ids = finding.payment_ids if finding.category == "duplicate_payment_row" else None
+        return (ids or finding.order_ids)[0]
+
+    by_id = {(f.category, unit(f)): f for f in run.findings(limit=None)}
+    differ = by_id["duplicate_payment_row", "p1"]
+    assert (differ.reason, differ.actual, differ.evidence[-1].rows) == (
+        "rows_differ",
+        "520.00",
+        [1, 2],
+    )
+    # Order 1001 is not matched on the first row alone: both captures count.
+    assert by_id["duplicate_capture", "1001"].actual == "520.00"
+    again = by_id["duplicate_payment_row", "p2"]
+    assert (again.reason, again.actual) == (None, "30.00")
+    assert set(by_id) == {
+        ("duplicate_payment_row", "p1"),
+        ("duplicate_capture", "1001"),
+        ("duplicate_payment_row", "p2"),
+    }

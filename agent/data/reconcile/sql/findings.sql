@@ -96,10 +96,14 @@ FROM (
              WHEN p.refs > 1 THEN 'multi_order_payment'
              WHEN p.refs = 0 OR p.order_r IS NULL THEN 'capture_without_order'
              ELSE 'duplicate_payment_row'
-           END, NULL,
+           END,
+           -- Rows of one payment id that differ: each counts for its order, and together here.
+           CASE WHEN NOT pc.same THEN 'rows_differ' END,
            p.r + 1, coalesce(m.order_ids, []), coalesce(m.order_keys, []),
            coalesce(m.order_rows, []), [pr.payment_id], coalesce(pc.rows, [p.r + 1]),
-           pr.currency_code, p.exponent, m.expected, p.amount_minor
+           pr.currency_code, p.exponent, m.expected,
+           CASE WHEN NOT pc.same AND pc.total_minor IS NOT NULL THEN pc.total_minor
+                ELSE p.amount_minor END
     FROM flagged_payment_rows p
     JOIN payments_rows pr ON pr.rowid = p.r
     LEFT JOIN payment_copies pc ON pc.r = p.r

@@ -195,9 +195,14 @@ SELECT k.r,
 FROM payment_row_kinds k JOIN payments_rows p ON p.rowid = k.r
 WHERE k.reason IN ('row_kind', 'unknown_row_kind');
 
--- Payments: repeated rows of one payment id counted once (the first row, r, stands for them).
+-- Payments: one payment id on several rows (its first row, r, stands for them in the finding).
+-- Rows that agree (the same amount, currency and reference as read: one payment delivered
+-- again) are counted once (`same`); rows that differ are each a capture of the order they name,
+-- so that no amount is dropped, and `total_minor` is what they add up to in one currency.
 CREATE OR REPLACE TABLE payment_copies AS
-SELECT min(k.r) AS r, list_sort(list(k.r + 1)) AS rows
+SELECT min(k.r) AS r, list_sort(list(k.r + 1)) AS rows,
+       count(DISTINCT (k.amount_minor, k.currency, p.ref_key)) = 1 AS same,
+       CASE WHEN count(DISTINCT k.currency) = 1 THEN sum(k.amount_minor) END AS total_minor
 FROM payment_row_kinds k JOIN payments_rows p ON p.rowid = k.r
 WHERE k.repeated
 GROUP BY p.payment_id HAVING count(*) > 1;
