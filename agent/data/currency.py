@@ -30,6 +30,14 @@ CURRENCY_EXPONENTS: dict[str, int] = {
 
 CURRENCY_SYMBOLS = "$€£¥₹₩₽₺₪₫₦₱฿₴₲₡₵₭₮₸"
 
+SYMBOL_CODES: dict[str, str] = {
+    "€": "EUR", "₹": "INR", "₩": "KRW", "₽": "RUB", "₺": "TRY", "₪": "ILS", "₫": "VND",
+    "₦": "NGN", "฿": "THB", "₴": "UAH", "₲": "PYG", "₵": "GHS", "₭": "LAK", "₮": "MNT",
+    "₸": "KZT",
+}  # fmt: skip
+"""The symbols that stand for one currency only (`$`, `£`, `¥`, `₱` and `₡` stand for several):
+an amount written with one of them names its currency."""
+
 
 def is_currency_code(value: str) -> bool:
     """Whether `value` (any case, surrounding spaces allowed) is an active ISO 4217 code."""

@@ -17,7 +17,7 @@ from decimal import Decimal, InvalidOperation
 from itertools import compress, filterfalse, repeat
 from typing import Literal
 
-from agent.data.currency import CURRENCY_EXPONENTS, CURRENCY_SYMBOLS
+from agent.data.currency import CURRENCY_EXPONENTS, CURRENCY_SYMBOLS, SYMBOL_CODES
 
 PROFILE_VALUES = 1000
 SQL_DECIMAL = "DECIMAL(18,6)"
@@ -47,6 +47,16 @@ _NUMBER_FORMATS = [
 _REMOVE_CLASS = f"()\\s\u00a0\u202f{CURRENCY_SYMBOLS}+\\-\u2212"
 _REMOVE = re.compile(f"[{_REMOVE_CLASS}]")
 _CODE = re.compile(r"^[A-Za-z]{3}|[A-Za-z]{3}$")
+
+
+def _sql_list(words: Iterable[str]) -> str:
+    """A DuckDB list literal of `words` (letters and symbols only: nothing to escape)."""
+    return "[" + ", ".join(f"'{word}'" for word in words) + "]"
+
+
+_CODES_SQL = _sql_list(sorted(CURRENCY_EXPONENTS))
+_SYMBOLS_SQL = _sql_list(SYMBOL_CODES)
+_SYMBOL_NAMES_SQL = _sql_list(SYMBOL_CODES.values())
 # Any character no number format reads (after `_core`): such a text fits no format.
 _NOT_NUMBER = re.compile(r"[^\d.,']")
 # A character `_core` neither keeps as a digit or separator nor takes off (spaces, signs,
@@ -83,7 +93,14 @@ def _core(value: str) -> tuple[str, bool]:
     """
     text = value.strip()
     negative = (text.startswith("(") and text.endswith(")")) or "-" in text or "\u2212" in text
-    return _CODE.sub("", _REMOVE.sub("", text)), negative
+    return _CODE.sub(_known_code, _REMOVE.sub("", text)), negative
+
+
+def _known_code(found: re.Match[str]) -> str:
+    """Three letters at either end of an amount go only when they are a currency code: any
+    other letters leave the value unreadable (`ABC12.00` is not 12.00)."""
+    code = found.group()
+    return "" if code.upper() in CURRENCY_EXPONENTS else code
 
 
 def detect_number_format(
@@ -178,20 +195,33 @@ def decimals_used(values: Iterable[str], fmt: NumberFormat) -> int:
     return most
 
 
-def sql_amount(column: str, fmt: NumberFormat) -> str:
+def sql_amount(column: str, fmt: NumberFormat, currency: str | None = None) -> str:
     """A DuckDB expression turning text `column` into DECIMAL(18,6) under `fmt`, NULL if unfit.
 
-    The same reading as `parse_number`, applied to every row of the file.
+    The same reading as `parse_number`, applied to every row of the file; and, with `currency`
+    (the SQL of the row's currency code), NULL for an amount that names another currency (a
+    code, or a symbol of one currency only: `SYMBOL_CODES`) than its row's: the row's amount
+    is then in doubt, and it is reported as unreadable rather than read in the row's currency.
     """
     text = f"trim({column})"
     negative = (
         f"((prefix({text}, '(') AND suffix({text}, ')')) "
         f"OR contains({text}, '-') OR contains({text}, '\u2212'))"
     )
-    core = (
-        f"regexp_replace(regexp_replace({text}, '[{_REMOVE_CLASS}]', '', 'g'), "
-        f"'^[A-Za-z]{{3}}|[A-Za-z]{{3}}$', '', 'g')"
-    )
+    stripped = f"regexp_replace({text}, '[{_REMOVE_CLASS}]', '', 'g')"
+    # Three letters at either end go only when they are a currency code (`_known_code`).
+    codes = [
+        f"upper(NULLIF(regexp_extract({stripped}, '^([A-Za-z]{{3}})', 1), ''))",
+        f"upper(NULLIF(regexp_extract({stripped}, '([A-Za-z]{{3}})$', 1), ''))",
+    ]
+    known = " AND ".join(f"coalesce(list_contains({_CODES_SQL}, {c}), true)" for c in codes)
+    core = f"regexp_replace({stripped}, '^[A-Za-z]{{3}}|[A-Za-z]{{3}}$', '', 'g')"
+    core = f"CASE WHEN {known} THEN {core} END"
+    if currency is not None:
+        found = f"regexp_extract({column}, '[{''.join(SYMBOL_CODES)}]')"
+        symbol = f"{_SYMBOL_NAMES_SQL}[list_position({_SYMBOLS_SQL}, {found})]"
+        agrees = " AND ".join(f"coalesce({n} = {currency}, true)" for n in (*codes, symbol))
+        core = f"CASE WHEN {agrees} THEN {core} END"
     pattern = _PATTERNS[fmt].pattern.replace("'", "''")
     digits = core
     if fmt.thousands and fmt.thousands != " ":
@@ -211,7 +241,9 @@ def sql_amount(column: str, fmt: NumberFormat) -> str:
     if fmt.decimal == ".":
         # A cast that fails costs far more than one that succeeds: tried only on values holding
         # no separator but the decimal point, once (where it gives nothing, the rest decides).
-        guards = [f"NOT contains({column}, ',')"]
+        # DuckDB's cast also reads exponents and digit groups (`1.5E+3`, `1_000`), which no
+        # format reads: such values go to the rest, which finds them unreadable.
+        guards = [f"NOT contains({column}, {mark})" for mark in ("','", "'e'", "'E'", "'_'")]
         if fmt.thousands not in ("", ",", " "):
             guards.append(
                 f"NOT contains({column}, '{fmt.thousands.replace(chr(39), chr(39) * 2)}')"

@@ -32,6 +32,7 @@ def select_list(role: Role, layout: CsvLayout, mapping: DatasetMapping) -> str:
     """
     columns = {name: f"c{i}" for i, name in enumerate(layout.columns)}
     parts: list[str] = []
+    currency = _row_currency(mapping, columns)
     for spec in SCHEMA[role]:
         source = mapping.columns.get(spec.name)
         if source is not None and source not in columns:
@@ -54,7 +55,7 @@ def select_list(role: Role, layout: CsvLayout, mapping: DatasetMapping) -> str:
             reading = mapping.options.amounts.get(spec.name)
             fmt = NumberFormat(reading.decimal, reading.thousands) if reading else NumberFormat()
             parts.append(f"{text} IS NOT NULL AS {spec.name}_filled")
-            parts.append(f"{sql_amount(column, fmt)} AS {spec.name}")
+            parts.append(f"{sql_amount(column, fmt, currency)} AS {spec.name}")
         elif spec.kind == "timestamp":
             stamp = mapping.options.timestamps.get(spec.name)
             if stamp is not None and stamp.time_column is not None:
@@ -85,6 +86,18 @@ def select_list(role: Role, layout: CsvLayout, mapping: DatasetMapping) -> str:
     if role is Role.PAYMENTS:
         parts.append(f"{_row_kind_sql(layout, mapping, columns)} AS row_kind")
     return ", ".join(parts)
+
+
+def _row_currency(mapping: DatasetMapping, columns: dict[str, str]) -> str | None:
+    """The SQL of a row's currency code as the amounts are checked against it (`sql_amount`):
+    the mapped currency column's code, else the default currency; None when neither is known."""
+    source = mapping.columns.get("currency")
+    code = f"upper(NULLIF({sql_trim(columns[source])}, ''))" if source in columns else None
+    default = mapping.options.default_currency
+    if default is None:
+        return code
+    literal = "'" + default.upper().replace("'", "''") + "'"
+    return literal if code is None else f"coalesce({code}, {literal})"
 
 
 def _column_of(layout: CsvLayout, columns: dict[str, str], name: str, option: str) -> str:

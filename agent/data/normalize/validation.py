@@ -39,6 +39,8 @@ def validate(
             continue
         if spec.kind in ("amount", "timestamp"):
             noun = "amounts" if spec.kind == "amount" else "timestamps"
+            if spec.kind == "amount":  # an amount naming another currency does not read
+                noun += " (or that name a currency other than their row's)"
             wanted.append(
                 _Check(
                     spec.name,
@@ -81,10 +83,12 @@ def validate(
             where = ", ".join(str(r) for r in check.example_rows)
             message = (
                 f"{file_name}: {check.unreadable} of {check.filled} {check.problem} in column "
-                f'"{want.column}" ({want.field}), e.g. rows {where}: {_consequence(want.field)}'
+                f'"{want.column}" ({want.field}), e.g. rows {where}'
             )
-            severe = want.required and check.unreadable_share > 1 - REQUIRED_SHARE
-            (report.errors if severe else report.warnings).append(message)
+            if want.required and check.unreadable_share > 1 - REQUIRED_SHARE:
+                report.errors.append(message)
+            else:  # the mapping can be approved: say what approving it does with those rows
+                report.warnings.append(f"{message}: {_consequence(want.field)}")
     report.errors.extend(e for errors in missing.values() for e in errors)  # after the last
     _check_precision(con, report, file_name, role, mapping, keep)
     if role is Role.PAYMENTS:

@@ -95,7 +95,7 @@ def test_each_unreadable_value_warning_says_what_reconciling_does_and_it_does_th
     tmp_path: Path, files: dict[Role, tuple[Path, str]]
 ) -> None:
     report = load_and_validate(connect(), files, mapping())
-    said = {w.split(" (", 1)[1].split(")", 1)[0]: w for w in report.warnings}
+    said = {w.split('" (', 1)[1].split(")", 1)[0]: w for w in report.warnings}
     for field in ("order_amount", "currency", "order_id"):
         assert said[field].endswith(
             "reconciling matches none of those rows and reports each as an unreadable_row finding"
