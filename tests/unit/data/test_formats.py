@@ -171,3 +171,33 @@ def test_sql_id_reading_removes_the_approved_prefix_and_suffix(
     assert row is not None
     assert row[0] == expected
     assert (read_key(value, reading) or None) == expected  # the Python twin (inference) agrees
+
+
+@pytest.mark.parametrize("value", ["ABC12.00", "12.00 XYZ", "1.5E+3", "1e3", "1_000"])
+def test_letters_exponents_and_digit_groups_do_not_read_as_amounts(value: str) -> None:
+    fmt = NumberFormat(".", "")
+    assert parse_number(value, fmt) is None
+    con = duckdb.connect()
+    row = con.execute(f"SELECT {sql_amount('x', fmt)} FROM (SELECT ? AS x)", [value]).fetchone()
+    assert row == (None,)
+
+
+@pytest.mark.parametrize(
+    ("value", "currency", "read"),
+    [
+        ("€50.00", "EUR", "50.00"),
+        ("€50.00", "USD", None),  # the cell names another currency than its row's
+        ("50.00 GBP", "USD", None),
+        ("usd 50.00", "USD", "50.00"),
+        ("$50.00", "CAD", "50.00"),  # `$` names several currencies: the row's decides
+        ("50.00", "USD", "50.00"),
+        ("€50.00", None, "50.00"),  # no currency in the row: nothing to disagree with
+    ],
+)
+def test_an_amount_naming_another_currency_than_its_row_does_not_read(
+    value: str, currency: str | None, read: str | None
+) -> None:
+    con = duckdb.connect()
+    expression = sql_amount("x", NumberFormat(".", ""), "c")
+    row = con.execute(f"SELECT {expression} FROM (SELECT ? AS x, ? AS c)", [value, currency])
+    assert row.fetchone() == (None if read is None else Decimal(read),)

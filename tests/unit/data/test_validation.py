@@ -216,3 +216,20 @@ def test_a_failed_attempt_s_amount_is_not_asked_about(
     report = validate_with(files, Role.PAYMENTS, tmp_path / "payments.csv", text, with_status)
     # The failed attempt (row 1) is ignored by the engine: only row 2 is named.
     assert [w.split(", e.g. ")[1][:7] for w in report.warnings if "decimals" in w] == ["rows 2:"]
+
+
+def test_an_amount_naming_another_currency_than_its_row_is_named(
+    tmp_path: Path, files: dict[Role, tuple[Path, str]]
+) -> None:
+    rows = [f"{1000 + i},{i}.00,USD,2025-10-01" for i in range(1, 301)]
+    rows[4] = "1005,€5.00,USD,2025-10-01"  # data row 5: euros in a row in dollars
+    text = "id,total,ccy,date\n" + "\n".join(rows) + "\n"
+    report = validate_with(files, Role.ORDERS, tmp_path / "orders.csv", text, mapping())
+    assert report.ok
+    assert any(
+        "1 of 300 values that do not read as amounts (or that name a currency other than their "
+        "row's)"
+        in w
+        and "e.g. rows 5" in w
+        for w in report.warnings
+    )
