@@ -31,10 +31,10 @@ from agent.data.formats import (
     NumberFormat,
     decimals_used,
     detect_number_format,
-    detect_timestamp_format,
     parse_numbers,
 )
 from agent.data.ingest import CsvSample
+from agent.data.timestamp_formats import detect_timestamp_format
 
 _ID_LIKE = re.compile(r"^\s*#?[A-Za-z0-9][A-Za-z0-9_\-./:]*\s*$")
 _HAS_DIGIT = re.compile(r"\d")

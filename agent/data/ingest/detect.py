@@ -27,6 +27,7 @@ from agent.errors import (
     EncodingError,
     FileTooLargeError,
     HeaderOnlyError,
+    MissingHeaderError,
     NotCsvError,
 )
 
@@ -174,11 +175,21 @@ def _sniff(text: str, file_name: str, *, complete: bool) -> tuple[str, int, list
     records = _all_records(text, delimiter, limit=SAMPLE_ROWS + index + 2)
     if index > 0 and holds_values(records[index]):
         # The first record of the table's width holds values: the header may be the record
-        # above it, written without its rows' trailing delimiter (or with one more).
-        fitted = fit_header(records[index - 1], records[index:], len(records[index]))
-        if fitted is not None:
-            index -= 1
-            records[index] = fitted
+        # above it, written without its rows' trailing delimiter (or with one more). A record
+        # above that holds values too is a row: rows of several widths, not a preamble.
+        above = records[index - 1]
+        fitted = (
+            None if holds_values(above) else fit_header(above, records[index:], len(records[index]))
+        )
+        if fitted is None:
+            raise MissingHeaderError(
+                f"the first row of the table (line {starts[index] + 1}) holds values, not column "
+                "names, and the lines above it have fewer cells; check that the header row is "
+                "there and that every row has as many cells as the header",
+                file_name=file_name,
+            )
+        index -= 1
+        records[index] = fitted
     return delimiter, index, records, starts[index]
 
 

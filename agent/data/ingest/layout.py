@@ -23,7 +23,8 @@ MAX_COLUMNS = 1_000
 
 DELIMITER_NAMES = {",": "comma", ";": "semicolon", "\t": "tab", "|": "pipe"}
 _LOOKS_LIKE_DATA = re.compile(
-    r"^[\s\-+(]*[$€£¥]?\s*[\d.,:/' ]+\)?$"  # a number, an amount, a dotted or slashed date
+    # a number, an amount (a symbol or code before or after it), a dotted or slashed date
+    r"^[\s\-+(]*(?:[$€£¥]|[A-Z]{3}\s)?\s*[\d.,:/' ]+\)?\s*(?:[$€£¥]|[A-Z]{3})?$"
     r"|^\d{4}-\d{1,2}-\d{1,2}(?:[ T][\d:.]+(?:Z|\s*[+-]\d{2}:?\d{2})?)?$"  # an ISO date or time
 )
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 import re
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from agent.data.formats import TIMESTAMP_FORMATS, timestamp_hits
 from agent.data.ingest import CsvSample
 from agent.data.mapping.headers import normalize_header
 from agent.data.profile import ColumnProfile, column_values
 from agent.data.schema import TIME_OPTIONS, Role, TimestampReading
+from agent.data.timestamp_formats import TIMESTAMP_FORMATS, timestamp_hits
 from agent.errors import MappingError, UnknownColumnError
 
 _TIMESTAMP_FIELD = {Role.ORDERS: "order_date", Role.PAYMENTS: "captured_at"}

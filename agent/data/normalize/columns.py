@@ -6,17 +6,11 @@
 
 from __future__ import annotations
 
-from agent.data.formats import (
-    SQL_DECIMAL,
-    NumberFormat,
-    TimestampFormat,
-    sql_amount,
-    sql_timestamp,
-    sql_trim,
-)
+from agent.data.formats import SQL_DECIMAL, NumberFormat, sql_amount, sql_trim
 from agent.data.ingest import CsvLayout
 from agent.data.normalize.expressions import REFERENCE_SEPARATORS, key_sql, sql_text
 from agent.data.schema import SCHEMA, DatasetMapping, Role
+from agent.data.timestamp_formats import TimestampFormat, sql_timestamp
 from agent.errors import UnknownColumnError
 
 

@@ -88,7 +88,8 @@ def validate(
             if want.required and check.unreadable_share > 1 - REQUIRED_SHARE:
                 report.errors.append(message)
             else:  # the mapping can be approved: say what approving it does with those rows
-                report.warnings.append(f"{message}: {_consequence(want.field)}")
+                consequence = _consequence(want.field)
+                report.warnings.append(f"{message}: {consequence}" if consequence else message)
     report.errors.extend(e for errors in missing.values() for e in errors)  # after the last
     _check_precision(con, report, file_name, role, mapping, keep)
     if role is Role.PAYMENTS:
@@ -226,15 +227,21 @@ def _blank_row(role: Role, mapping: DatasetMapping) -> str:
     return "false"
 
 
-def _consequence(field: str) -> str:
-    """What reconciling does with a row whose `field` is there but does not read, in words: the
-    message that names such rows says it, so that the person approving knows what those rows
-    will not be checked for."""
+def _consequence(field: str) -> str | None:
+    """What reconciling does with a row whose optional `field` is there but does not read, in
+    words, so that the person approving knows what those rows will not be checked for. None
+    for a required field: what happens to such a row depends on its kind (a finding, a
+    continuation or failed attempt ignored, a refund matched by its reference), and the
+    exceptions CSV gives each row's reason."""
     if field in ("order_date", "captured_at"):
         return "reconciling skips the time-window check for those rows"
     if field == "refunded_amount":
-        return "reconciling reads those rows as refunding nothing"
-    return "reconciling matches none of those rows and reports each as an unreadable_row finding"
+        return (
+            "reconciling reads no refunded amount from those rows (a payment refunded nothing "
+            "unless its status says refunded; a refund row returns the whole capture unless "
+            "its amount column reads)"
+        )
+    return None
 
 
 @dataclass(frozen=True)

@@ -8,19 +8,12 @@ from decimal import Decimal
 import duckdb
 import pytest
 
-from agent.data.formats import (
-    NumberFormat,
-    TimestampFormat,
-    detect_number_format,
-    detect_timestamp_format,
-    parse_number,
-    sql_amount,
-    sql_timestamp,
-)
+from agent.data.formats import NumberFormat, detect_number_format, parse_number, sql_amount
 from agent.data.keys import read_key
 from agent.data.normalize.expressions import key_sql
 from agent.data.profile import normalize_key
 from agent.data.schema import IdReading
+from agent.data.timestamp_formats import TimestampFormat, detect_timestamp_format, sql_timestamp
 
 CASES = [
     (["1,250.00", "12.00"], NumberFormat(".", ","), "1250.00"),

@@ -22,13 +22,11 @@ import agent.data.mapping.bounds as bounds_module
 from agent.data.currency import is_currency_code
 from agent.data.formats import (
     _NUMBER_FORMATS,
-    TIMESTAMP_FORMATS,
     NumberFormat,
     _core,
     detect_number_format,
     parse_number,
     parse_numbers,
-    timestamp_hits,
 )
 from agent.data.ingest import CsvSample
 from agent.data.ingest.layout import CsvLayout
@@ -52,6 +50,7 @@ from agent.data.profile import (
     references_of,
     transpose,
 )
+from agent.data.timestamp_formats import TIMESTAMP_FORMATS, timestamp_hits
 
 _REFERENCE_CHARS = [*"#12 ,;|/&+-_aB.:\t\n", "\u00a0", "\u2028", "\x1c", "\u0663", "é", "\x00"]
 _CELL_CHARS = [*"#0189 ,.;:-+/()'$€£aAbEURusd@_T", "\u00a0", "\u0663", "²", "\t"]

@@ -19,13 +19,11 @@ from agent.data.formats import (
     _NUMBER_FORMATS,
     _PATTERNS,
     PROFILE_VALUES,
-    TIMESTAMP_FORMATS,
     NumberFormat,
     _core,
     decimals_used,
     detect_number_format,
     parse_number,
-    timestamp_hits,
 )
 from agent.data.ingest import CsvSample
 from agent.data.ingest.layout import CsvLayout
@@ -43,6 +41,7 @@ from agent.data.profile import (
     references_of,
     success_rows,
 )
+from agent.data.timestamp_formats import TIMESTAMP_FORMATS, timestamp_hits
 
 _REFERENCE_CHARS = [*"#12 ,;|/&+-_aB.:\t\n", "\u00a0", "\u2028", "\x1c", "\u0663", "é"]
 _NUMBER_CHARS = [*"0123456789.,' -()$€", "\u00a0", "\u0663", "E", "U", "R", "e"]

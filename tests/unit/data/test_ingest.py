@@ -221,6 +221,35 @@ def test_a_title_line_above_a_header_that_ends_in_a_delimiter_stays_a_preamble(
     assert [row[0] for row in sample.rows] == ["p1", "p2"]
 
 
+@pytest.mark.parametrize(
+    "data",
+    [
+        # The first data row lacks the trailing delimiter the others have.
+        b"order_id,status,amount\nA1,paid,50.00\nA2,paid,20.00,\nA3,paid,30.00,\n",
+        # A totals line above a file without a header.
+        b"Totals,3 orders,100.00,USD\n1001,50.00,USD,2025-10-01 10:00:00,\n"
+        b"1002,20.00,USD,2025-10-02 10:00:00,\n1003,30.00,USD,2025-10-03 10:00:00,\n",
+    ],
+)
+def test_rows_of_several_widths_above_the_table_are_refused_not_dropped(
+    tmp_path: Path, data: bytes
+) -> None:
+    path = write(tmp_path, "o.csv", data)
+    with pytest.raises(MissingHeaderError) as caught:
+        inspect_csv(path, "o.csv", max_bytes=LIMIT)
+    assert "holds values, not column names" in str(caught.value)
+
+
+def test_a_header_above_rows_with_amounts_in_euros_and_a_trailing_delimiter(
+    tmp_path: Path,
+) -> None:
+    data = "Bestellnummer;Datum;Betrag\nA-1001;01 Okt 2025;50,00 €;\nA-1002;02 Okt 2025;20,00 €;\n"
+    path = write(tmp_path, "o.csv", data.encode())
+    sample = inspect_csv(path, "o.csv", max_bytes=LIMIT)
+    assert sample.layout.header_line == 0
+    assert [row[0] for row in sample.rows] == ["A-1001", "A-1002"]
+
+
 def test_a_first_row_of_ids_iso_times_and_amounts_is_not_taken_for_a_header(
     tmp_path: Path,
 ) -> None:

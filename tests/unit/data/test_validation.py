@@ -96,10 +96,10 @@ def test_each_unreadable_value_warning_says_what_reconciling_does_and_it_does_th
 ) -> None:
     report = load_and_validate(connect(), files, mapping())
     said = {w.split('" (', 1)[1].split(")", 1)[0]: w for w in report.warnings}
-    for field in ("order_amount", "currency", "order_id"):
-        assert said[field].endswith(
-            "reconciling matches none of those rows and reports each as an unreadable_row finding"
-        )
+    # A required value that does not read: what happens depends on the row's kind (the
+    # exceptions CSV gives each row's reason), so the warning claims nothing.
+    for field, row in (("order_amount", 10), ("currency", 20), ("order_id", 30)):
+        assert said[field].endswith(f"e.g. rows {row}")
     assert said["order_date"].endswith("reconciling skips the time-window check for those rows")
     job = run_job(files, mapping(), Policy(), tmp_path / "x.csv")
 
