@@ -214,7 +214,9 @@ def sql_amount(column: str, fmt: NumberFormat, currency: str | None = None) -> s
         f"upper(NULLIF(regexp_extract({stripped}, '^([A-Za-z]{{3}})', 1), ''))",
         f"upper(NULLIF(regexp_extract({stripped}, '([A-Za-z]{{3}})$', 1), ''))",
     ]
+    lettered = f"regexp_matches({stripped}, '^[A-Za-z]{{3}}|[A-Za-z]{{3}}$')"
     known = " AND ".join(f"coalesce(list_contains({_CODES_SQL}, {c}), true)" for c in codes)
+    known = f"(NOT {lettered} OR ({known}))"
     core = f"regexp_replace({stripped}, '^[A-Za-z]{{3}}|[A-Za-z]{{3}}$', '', 'g')"
     core = f"CASE WHEN {known} THEN {core} END"
     if currency is not None:
@@ -250,7 +252,7 @@ def sql_amount(column: str, fmt: NumberFormat, currency: str | None = None) -> s
             )
         fast = f"CASE WHEN {' AND '.join(guards)} THEN TRY_CAST({column} AS {SQL_DECIMAL}) END"
     rest = (
-        f"(CASE WHEN regexp_full_match({column}, '{signed}') "
+        f"(CASE WHEN {column} IS NULL THEN NULL WHEN regexp_full_match({column}, '{signed}') "
         f"THEN TRY_CAST({simple} AS {SQL_DECIMAL}) ELSE {general} END)"
     )
     return f"coalesce({fast}, {rest})" if fast else rest
