@@ -345,3 +345,37 @@ def test_rows_of_one_payment_id_that_differ_each_count(tmp_path: Path) -> None:
         ("duplicate_capture", "1001"),
         ("duplicate_payment_row", "p2"),
     }
+
+
+def test_a_refund_of_a_payment_naming_several_orders_is_reviewed_with_that_payment(
+    tmp_path: Path,
+) -> None:
+    orders = write(
+        tmp_path / "orders.csv",
+        ["order_id", "total", "currency", "created_at", "status"],
+        [
+            ("1001", "100.00", "USD", "2025-10-01 10:00:00 +0000", "paid"),
+            ("1002", "50.00", "USD", "2025-10-01 11:00:00 +0000", "paid"),
+            ("1003", "75.50", "USD", "2025-10-02 09:00:00 +0000", "paid"),
+        ],
+    )
+    payments = write(
+        tmp_path / "payments.csv",
+        ["payment_id", "order_id", "amount", "currency", "type", "created_at"],
+        [
+            ("p1", "1001 1002", "150.00", "USD", "charge", "2025-10-01 10:05:00"),
+            ("p1", "1001 1002", "-50.00", "USD", "refund", "2025-10-03 10:05:00"),
+            ("p3", "1003", "75.50", "USD", "charge", "2025-10-02 09:05:00"),
+        ],
+    )
+    files = {Role.ORDERS: (orders, "orders.csv"), Role.PAYMENTS: (payments, "payments.csv")}
+    samples = [inspect_csv(p, n, max_bytes=1 << 20) for p, n in files.values()]
+    mapping = infer_mapping(*samples).mapping
+    assert mapping is not None
+    assert mapping.payments.options.kinds is not None  # the refund row is read as a refund
+    findings = reconcile(files, mapping, Policy()).findings(limit=None)
+    # Not money for orders neither file has: the refund's capture and orders are both there.
+    [multi] = findings
+    assert multi.category == "multi_order_payment"
+    assert multi.order_ids == ["1001", "1002"]
+    assert multi.evidence[-1].rows == [1, 2]

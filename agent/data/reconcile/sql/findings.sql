@@ -65,6 +65,12 @@ WITH finding_payments AS MATERIALIZED (
     FROM multi_links m JOIN order_findings f ON f.r = m.order_r
     JOIN orders_rows o ON o.rowid = m.order_r
     GROUP BY 1
+), multi_refunds AS (
+    -- Refunds of a capture that names several orders: reviewed with that payment.
+    SELECT rf.capture_r AS r, list(rf.r + 1) AS rows, list(rf.payment_id) AS payment_ids
+    FROM refunds rf JOIN payments p ON p.r = rf.capture_r
+    WHERE rf.order_r IS NULL AND p.refs > 1
+    GROUP BY 1
 ), flagged_payment_rows AS (
     -- Payments that are findings of their own: naming several orders, none, or an order no
     -- file has; and repeated payments.
@@ -100,7 +106,8 @@ FROM (
            -- Rows of one payment id that differ: each counts for its order, and together here.
            CASE WHEN NOT pc.same THEN 'rows_differ' END,
            p.r + 1, coalesce(m.order_ids, []), coalesce(m.order_keys, []),
-           coalesce(m.order_rows, []), [pr.payment_id], coalesce(pc.rows, [p.r + 1]),
+           coalesce(m.order_rows, []), [pr.payment_id] || coalesce(mr.payment_ids, []),
+           list_sort(coalesce(pc.rows, [p.r + 1]) || coalesce(mr.rows, [])),
            pr.currency_code, p.exponent, m.expected,
            CASE WHEN NOT pc.same AND pc.total_minor IS NOT NULL THEN pc.total_minor
                 ELSE p.amount_minor END
@@ -108,6 +115,7 @@ FROM (
     JOIN payments_rows pr ON pr.rowid = p.r
     LEFT JOIN payment_copies pc ON pc.r = p.r
     LEFT JOIN multi m ON m.payment_r = p.r
+    LEFT JOIN multi_refunds mr ON mr.r = p.r
     UNION ALL
     -- Refunds of a capture and an order that neither file has: money moved, unexplained.
     SELECT 'capture_without_order', 'refund', rf.r + 1, [], [], [],
@@ -115,7 +123,7 @@ FROM (
            rf.currency, e.exponent, NULL, rf.amount_minor
     FROM refunds rf
     LEFT JOIN currency_exponents e ON e.code = rf.currency
-    WHERE rf.order_r IS NULL
+    WHERE rf.order_r IS NULL AND rf.r NOT IN (SELECT unnest(rows) - 1 FROM multi_refunds)
     UNION ALL
     -- Refunds of an order that no capture paid: money returned that was never taken.
     SELECT 'order_without_capture', 'refund_without_capture', rf.r + 1,

@@ -19,8 +19,8 @@ FROM payment_row_kinds k
 ANTI JOIN (SELECT unnest(rows[2:]) - 1 AS r FROM payment_copies WHERE same) c ON c.r = k.r
 WHERE k.kind = 'payment';
 
--- Refund rows: each returns money of the capture with the same payment id, or else of the
--- order its reference names. Its amount is the captured amount's or the refunded amount's
+-- Refund rows: each returns money of the capture with the same payment id (`capture_r`), or
+-- else of the order its reference names. Its amount is the captured amount's or the refunded amount's
 -- size (exports write refunds negative or positive); none readable: the whole capture.
 CREATE OR REPLACE TABLE refunds AS
 WITH rows AS (
@@ -36,7 +36,8 @@ WITH rows AS (
 )
 SELECT p.r, p.payment_id, coalesce(c.order_r, p.order_r) AS order_r,
        p.currency_code AS currency,
-       abs(coalesce(p.amount_minor, p.refunded_minor)) AS amount_minor
+       abs(coalesce(p.amount_minor, p.refunded_minor)) AS amount_minor,
+       c.r AS capture_r
 FROM rows p LEFT JOIN captures c ON c.payment_id = p.payment_id;
 
 -- What `payments` and `refunds` read of the payment rows is in them now: `payment_row_kinds`
