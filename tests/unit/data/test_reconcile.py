@@ -296,18 +296,35 @@ def test_the_summary_gives_the_money_each_category_concerns(run: Reconciliation)
     assert money["capture_outside_window"] == {}
 
 
+def reconciled(
+    tmp_path: Path,
+    orders: list[tuple[str, ...]],
+    payments_header: list[str],
+    payments: list[tuple[str, ...]],
+) -> Reconciliation:
+    """These rows written as two files, read as inference proposes, and reconciled."""
+    header = ["order_id", "total", "currency", "created_at", "status"]
+    files = {
+        Role.ORDERS: (write(tmp_path / "orders.csv", header, orders), "orders.csv"),
+        Role.PAYMENTS: (
+            write(tmp_path / "payments.csv", payments_header, payments),
+            "payments.csv",
+        ),
+    }
+    samples = [inspect_csv(p, n, max_bytes=1 << 20) for p, n in files.values()]
+    mapping = infer_mapping(*samples).mapping
+    assert mapping is not None
+    return reconcile(files, mapping, Policy())
+
+
 def test_rows_of_one_payment_id_that_differ_each_count(tmp_path: Path) -> None:
-    orders = write(
-        tmp_path / "orders.csv",
-        ["order_id", "total", "currency", "created_at", "status"],
+    run = reconciled(
+        tmp_path,
         [
             ("1001", "20.00", "USD", "2025-10-01 10:00:00 +0000", "paid"),
             ("1002", "30.00", "USD", "2025-10-01 10:00:00 +0000", "paid"),
             ("1003", "40.00", "USD", "2025-10-01 10:00:00 +0000", "paid"),
         ],
-    )
-    payments = write(
-        tmp_path / "payments.csv",
         ["payment_id", "order_id", "amount", "currency", "captured_at", "status"],
         [
             # One id, two amounts: not the same payment twice; the 500.00 must not vanish.
@@ -319,11 +336,6 @@ def test_rows_of_one_payment_id_that_differ_each_count(tmp_path: Path) -> None:
             ("p3", "1003", "40.00", "usd", "2025-10-01 10:05:00", "succeeded"),
         ],
     )
-    files = {Role.ORDERS: (orders, "orders.csv"), Role.PAYMENTS: (payments, "payments.csv")}
-    samples = [inspect_csv(p, n, max_bytes=1 << 20) for p, n in files.values()]
-    mapping = infer_mapping(*samples).mapping
-    assert mapping is not None
-    run = reconcile(files, mapping, Policy())
 
     def unit(finding: Finding) -> str:
         ids = finding.payment_ids if finding.category == "duplicate_payment_row" else None
@@ -350,17 +362,13 @@ def test_rows_of_one_payment_id_that_differ_each_count(tmp_path: Path) -> None:
 def test_a_refund_of_a_payment_naming_several_orders_is_reviewed_with_that_payment(
     tmp_path: Path,
 ) -> None:
-    orders = write(
-        tmp_path / "orders.csv",
-        ["order_id", "total", "currency", "created_at", "status"],
+    run = reconciled(
+        tmp_path,
         [
             ("1001", "100.00", "USD", "2025-10-01 10:00:00 +0000", "paid"),
             ("1002", "50.00", "USD", "2025-10-01 11:00:00 +0000", "paid"),
             ("1003", "75.50", "USD", "2025-10-02 09:00:00 +0000", "paid"),
         ],
-    )
-    payments = write(
-        tmp_path / "payments.csv",
         ["payment_id", "order_id", "amount", "currency", "type", "created_at"],
         [
             ("p1", "1001 1002", "150.00", "USD", "charge", "2025-10-01 10:05:00"),
@@ -368,12 +376,7 @@ def test_a_refund_of_a_payment_naming_several_orders_is_reviewed_with_that_payme
             ("p3", "1003", "75.50", "USD", "charge", "2025-10-02 09:05:00"),
         ],
     )
-    files = {Role.ORDERS: (orders, "orders.csv"), Role.PAYMENTS: (payments, "payments.csv")}
-    samples = [inspect_csv(p, n, max_bytes=1 << 20) for p, n in files.values()]
-    mapping = infer_mapping(*samples).mapping
-    assert mapping is not None
-    assert mapping.payments.options.kinds is not None  # the refund row is read as a refund
-    findings = reconcile(files, mapping, Policy()).findings(limit=None)
+    findings = run.findings(limit=None)
     # Not money for orders neither file has: the refund's capture and orders are both there.
     [multi] = findings
     assert multi.category == "multi_order_payment"
