@@ -100,19 +100,22 @@ def _check_references(
         f"""
         WITH keys AS (SELECT order_key FROM order_index),
         refs AS (SELECT rowid AS r, ref_key, several_refs, order_id FROM payments_rows
-                 WHERE order_id IS NOT NULL)
+                 WHERE order_id IS NOT NULL),
+        several AS (
+            SELECT x.r, count(DISTINCT x.t) AS orders
+            FROM (SELECT r, unnest({tokens}) AS t FROM refs WHERE several_refs) x
+            LEFT JOIN keys k ON k.order_key = x.t
+            GROUP BY x.r HAVING bool_and(k.order_key IS NOT NULL))
         SELECT (SELECT count(*) FROM refs),
                (SELECT count(*) FROM refs WHERE NOT coalesce(several_refs, false)
                   AND ref_key IN (SELECT order_key FROM keys))
-             + (SELECT count(*) FROM (
-                    SELECT x.r FROM (SELECT r, unnest({tokens}) AS t FROM refs
-                                     WHERE several_refs) x
-                    LEFT JOIN keys k ON k.order_key = x.t
-                    GROUP BY x.r HAVING bool_and(k.order_key IS NOT NULL)))
+             + (SELECT count(*) FROM several),
+               (SELECT count(*) FROM several WHERE orders > 1),
+               (SELECT list(r + 1 ORDER BY r)[1:5] FROM several WHERE orders > 1)
         """
     ).fetchone()
     assert row is not None
-    total, named = int(row[0]), int(row[1])
+    total, named, multi = int(row[0]), int(row[1]), int(row[2])
     if not total:
         return
     orders_name, payments_name = names[Role.ORDERS], names[Role.PAYMENTS]
@@ -120,7 +123,19 @@ def _check_references(
         f"{named:,} of {total:,} payment references in {payments_name} "
         f"name an order in {orders_name}"
     )
+    if multi:
+        fact += f" ({multi:,} of them name several orders)"
     report.facts.append(fact)
+    if named / total >= MIN_MATCH_SHARE and multi / total >= MIN_MATCH_SHARE:
+        where = ", ".join(str(r) for r in row[3])
+        report.errors.append(
+            f"Under this reading {fact}, e.g. rows {where}: reconciling would report most "
+            "payments as multi_order_payment. A payment seldom pays several orders, so other "
+            "numbers in the reference (item counts, dates) are likely read as order ids: give "
+            "the reference's pattern (edit payments.id_pattern=REGEX with one capture group, "
+            'e.g. payments.id_pattern="Order (\\d+)"), or map payments.order_id to another column.'
+        )
+        return
     if named / total >= MIN_MATCH_SHARE:
         return
     message = (

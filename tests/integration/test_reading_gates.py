@@ -173,3 +173,24 @@ def test_an_id_column_whose_ids_carry_different_totals_is_not_an_order_id(
         {Role.ORDERS: same, Role.PAYMENTS: payments}, {Role.ORDERS: {"order_id": "batch"}}
     )
     assert not any("carry different totals" in e for e in lines.errors), lines.errors
+
+
+def test_references_that_each_name_several_orders_stop_the_reading(tmp_path: Path) -> None:
+    # Small order ids, and an item count in each payment's reference: every reference would
+    # name two orders (its own and the count's), and every payment be a multi_order_payment.
+    paths = _files(
+        tmp_path,
+        [str(i) for i in range(1, N + 1)],
+        [f"Order {i} - {1 + i % 3} items" for i in range(1, N + 1)],
+    )
+    _, report = _validate(paths)
+    assert not report.ok
+    [problem] = [e for e in report.errors if "name several orders" in e]
+    assert "reconciling would report most payments as multi_order_payment" in problem
+    assert "payments.id_pattern=" in problem
+
+    mapping, fixed = _validate(paths, {Role.PAYMENTS: {"id_pattern": r"Order (\d+)"}})
+    assert fixed.ok, fixed.errors
+    files = {role: (paths[role], paths[role].name) for role in Role}
+    summary = run_job(files, mapping, Policy(), tmp_path / "x.csv").reconciliation.summary()
+    assert summary.total_findings == 0
