@@ -54,7 +54,9 @@ def _sql_list(words: Iterable[str]) -> str:
     return "[" + ", ".join(f"'{word}'" for word in words) + "]"
 
 
-_CODES_SQL = _sql_list(sorted(CURRENCY_EXPONENTS))
+_CODES = "|".join(sorted(CURRENCY_EXPONENTS))
+_CODE_ENDS = f"^(?:{_CODES})|(?:{_CODES})$"
+"""An ISO 4217 code at either end of an amount (matched ignoring case)."""
 _SYMBOLS_SQL = _sql_list(SYMBOL_CODES)
 _SYMBOL_NAMES_SQL = _sql_list(SYMBOL_CODES.values())
 # Any character no number format reads (after `_core`): such a text fits no format.
@@ -208,37 +210,37 @@ def sql_amount(column: str, fmt: NumberFormat, currency: str | None = None) -> s
         f"((prefix({text}, '(') AND suffix({text}, ')')) "
         f"OR contains({text}, '-') OR contains({text}, '\u2212'))"
     )
+    pattern = _PATTERNS[fmt].pattern.replace("'", "''")
+    signed = "^-?" + pattern[1:]
+
+    def digits(value: str) -> str:
+        if fmt.thousands and fmt.thousands != " ":
+            value = f"replace({value}, '{fmt.thousands.replace(chr(39), chr(39) * 2)}', '')"
+        return f"replace({value}, ',', '.')" if fmt.decimal == "," else value
+
+    # The text without signs, spaces and symbols; three letters at either end go only when
+    # they are a currency code (`_known_code`: any other letters leave it unreadable) and, with
+    # `currency`, only when they are the row's; a symbol of one currency must be the row's too.
     stripped = f"regexp_replace({text}, '[{_REMOVE_CLASS}]', '', 'g')"
-    # Three letters at either end go only when they are a currency code (`_known_code`).
-    codes = [
-        f"upper(NULLIF(regexp_extract({stripped}, '^([A-Za-z]{{3}})', 1), ''))",
-        f"upper(NULLIF(regexp_extract({stripped}, '([A-Za-z]{{3}})$', 1), ''))",
-    ]
-    lettered = f"regexp_matches({stripped}, '^[A-Za-z]{{3}}|[A-Za-z]{{3}}$')"
-    known = " AND ".join(f"coalesce(list_contains({_CODES_SQL}, {c}), true)" for c in codes)
-    known = f"(NOT {lettered} OR ({known}))"
-    core = f"regexp_replace({stripped}, '^[A-Za-z]{{3}}|[A-Za-z]{{3}}$', '', 'g')"
-    core = f"CASE WHEN {known} THEN {core} END"
+    core = f"regexp_replace({stripped}, '{_CODE_ENDS}', '', 'gi')"
     if currency is not None:
+        lettered = f"regexp_matches({stripped}, '^[A-Za-z]{{3}}|[A-Za-z]{{3}}$')"
+        named = (
+            f"(upper(left({stripped}, 3)) = {currency} OR upper(right({stripped}, 3)) = {currency})"
+        )
         found = f"regexp_extract({column}, '[{''.join(SYMBOL_CODES)}]')"
         symbol = f"{_SYMBOL_NAMES_SQL}[list_position({_SYMBOLS_SQL}, {found})]"
-        agrees = " AND ".join(f"coalesce({n} = {currency}, true)" for n in (*codes, symbol))
+        agrees = f"(NOT {lettered} OR {named}) AND coalesce({symbol} = {currency}, true)"
         core = f"CASE WHEN {agrees} THEN {core} END"
-    pattern = _PATTERNS[fmt].pattern.replace("'", "''")
-    digits = core
-    if fmt.thousands and fmt.thousands != " ":
-        digits = f"replace({digits}, '{fmt.thousands.replace(chr(39), chr(39) * 2)}', '')"
-    if fmt.decimal == ",":
-        digits = f"replace({digits}, ',', '.')"
-    value = f"TRY_CAST({digits} AS {SQL_DECIMAL})"
+    value = f"TRY_CAST({digits('amount_core_')} AS {SQL_DECIMAL})"
+    # The core is bound once (a lambda's parameter): inlined, it is computed once per use.
     general = (
-        f"CASE WHEN regexp_full_match({core}, '{pattern}') THEN "
-        f"(CASE WHEN {negative} THEN -{value} ELSE {value} END) END"
+        f"list_transform([{core}], lambda amount_core_: "
+        f"CASE WHEN regexp_full_match(amount_core_, '{pattern}') THEN "
+        f"(CASE WHEN {negative} THEN -{value} ELSE {value} END) END)[1]"
     )
     # Signed numbers with separators and nothing else need one expression, not three; plain
     # numbers with a decimal point need none (DuckDB's cast reads them exactly).
-    signed = "^-?" + pattern[1:]
-    simple = digits.replace(core, column)
     fast = ""
     if fmt.decimal == ".":
         # A cast that fails costs far more than one that succeeds: tried only on values holding
@@ -253,7 +255,7 @@ def sql_amount(column: str, fmt: NumberFormat, currency: str | None = None) -> s
         fast = f"CASE WHEN {' AND '.join(guards)} THEN TRY_CAST({column} AS {SQL_DECIMAL}) END"
     rest = (
         f"(CASE WHEN {column} IS NULL THEN NULL WHEN regexp_full_match({column}, '{signed}') "
-        f"THEN TRY_CAST({simple} AS {SQL_DECIMAL}) ELSE {general} END)"
+        f"THEN TRY_CAST({digits(column)} AS {SQL_DECIMAL}) ELSE {general} END)"
     )
     return f"coalesce({fast}, {rest})" if fast else rest
 

@@ -128,10 +128,10 @@ def _check_references(
     report.facts.append(fact)
     if named / total >= MIN_MATCH_SHARE and multi / total >= MIN_MATCH_SHARE:
         where = ", ".join(str(r) for r in row[3])
-        report.errors.append(
-            f"Under this reading {fact}, e.g. rows {where}: reconciling would report most "
-            "payments as multi_order_payment. A payment seldom pays several orders, so other "
-            "numbers in the reference (item counts, dates) are likely read as order ids: give "
+        report.warnings.append(
+            f"Under this reading {fact}, e.g. rows {where}: reconciling reports most payments "
+            "as multi_order_payment. If a payment seldom pays several orders here, other "
+            "numbers in the reference (item counts, dates) are read as order ids: give "
             "the reference's pattern (edit payments.id_pattern=REGEX with one capture group, "
             'e.g. payments.id_pattern="Order (\\d+)"), or map payments.order_id to another column.'
         )

@@ -324,16 +324,23 @@ def test_rows_of_one_payment_id_that_differ_each_count(tmp_path: Path) -> None:
             ("1001", "20.00", "USD", "2025-10-01 10:00:00 +0000", "paid"),
             ("1002", "30.00", "USD", "2025-10-01 10:00:00 +0000", "paid"),
             ("1003", "40.00", "USD", "2025-10-01 10:00:00 +0000", "paid"),
+            ("1004", "100.00", "USD", "2025-10-01 10:00:00 +0000", "paid"),
         ],
         ["payment_id", "order_id", "amount", "currency", "captured_at", "status"],
         [
             # One id, two amounts: not the same payment twice; the 500.00 must not vanish.
             ("p1", "1001", "20.00", "usd", "2025-10-01 10:05:00", "succeeded"),
             ("p1", "1001", "500.00", "usd", "2025-10-01 10:06:00", "succeeded"),
-            # One id, the same payment written twice (the reference read alike): counted once.
+            # One id, the same payment written twice (its reference written two ways, and
+            # once not at all): counted once.
             ("p2", "#1002", "30.00", "usd", "2025-10-01 10:05:00", "succeeded"),
-            ("p2", "1002", "30.00", "usd", "2025-10-01 10:05:00", "succeeded"),
+            ("p2", "1002", "30.00", "usd", "2025-10-01 10:06:00", "succeeded"),
+            ("p2", "", "30.00", "usd", "2025-10-01 10:07:00", "succeeded"),
             ("p3", "1003", "40.00", "usd", "2025-10-01 10:05:00", "succeeded"),
+            # A repeated row among differing ones counts once: 30 + 70 pay the order of 100.
+            ("p4", "1004", "30.00", "usd", "2025-10-01 10:05:00", "succeeded"),
+            ("p4", "1004", "30.00", "usd", "2025-10-01 10:05:00", "succeeded"),
+            ("p4", "1004", "70.00", "usd", "2025-10-01 10:06:00", "succeeded"),
         ],
     )
 
@@ -352,10 +359,14 @@ def test_rows_of_one_payment_id_that_differ_each_count(tmp_path: Path) -> None:
     assert by_id["duplicate_capture", "1001"].actual == "520.00"
     again = by_id["duplicate_payment_row", "p2"]
     assert (again.reason, again.actual) == (None, "30.00")
+    assert again.evidence[-1].rows == [3, 4, 5]
+    repeated = by_id["duplicate_payment_row", "p4"]
+    assert (repeated.reason, repeated.actual) == ("rows_differ", "100.00")
     assert set(by_id) == {
         ("duplicate_payment_row", "p1"),
         ("duplicate_capture", "1001"),
         ("duplicate_payment_row", "p2"),
+        ("duplicate_payment_row", "p4"),
     }
 
 
@@ -382,3 +393,5 @@ def test_a_refund_of_a_payment_naming_several_orders_is_reviewed_with_that_payme
     assert multi.category == "multi_order_payment"
     assert multi.order_ids == ["1001", "1002"]
     assert multi.evidence[-1].rows == [1, 2]
+    # What the refund returned is taken from what the payment captured.
+    assert (multi.expected, multi.actual) == ("150.00", "100.00")

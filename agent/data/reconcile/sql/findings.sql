@@ -67,7 +67,9 @@ WITH finding_payments AS MATERIALIZED (
     GROUP BY 1
 ), multi_refunds AS (
     -- Refunds of a capture that names several orders: reviewed with that payment.
-    SELECT rf.capture_r AS r, list(rf.r + 1) AS rows, list(rf.payment_id) AS payment_ids
+    -- What they returned is taken from what the payment captured (`actual`).
+    SELECT rf.capture_r AS r, list(rf.r + 1) AS rows, list(rf.payment_id) AS payment_ids,
+           sum(rf.amount_minor) AS amount_minor, bool_or(rf.amount_minor IS NULL) AS whole
     FROM refunds rf JOIN payments p ON p.r = rf.capture_r
     WHERE rf.order_r IS NULL AND p.refs > 1
     GROUP BY 1
@@ -109,7 +111,10 @@ FROM (
            coalesce(m.order_rows, []), [pr.payment_id] || coalesce(mr.payment_ids, []),
            list_sort(coalesce(pc.rows, [p.r + 1]) || coalesce(mr.rows, [])),
            pr.currency_code, p.exponent, m.expected,
-           CASE WHEN NOT pc.same AND pc.total_minor IS NOT NULL THEN pc.total_minor
+           CASE WHEN p.refs = 1 AND p.order_r IS NOT NULL AND NOT pc.same
+                     AND pc.total_minor IS NOT NULL THEN pc.total_minor
+                WHEN p.refs > 1 AND mr.whole THEN 0
+                WHEN p.refs > 1 THEN p.amount_minor - coalesce(mr.amount_minor, 0)
                 ELSE p.amount_minor END
     FROM flagged_payment_rows p
     JOIN payments_rows pr ON pr.rowid = p.r

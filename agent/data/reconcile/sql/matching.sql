@@ -7,8 +7,8 @@
 -- `payment_row_kinds`, and `multi_tokens` for the references that name several orders); no
 -- text is joined here but the few payment ids that refunds name.
 
--- Payments: the payment rows, the rows of one payment id that agree counted once (the first
--- row stands for them; `payment_copies`). A payment naming exactly one order carries that order's head row
+-- Payments: the payment rows, a payment id's rows of one amount counted once (the first row
+-- stands for them; `payment_copies`). A payment naming exactly one order carries that order's head row
 -- (order_r), from `payment_row_kinds`. Its payment id is read from `payments_rows` (by r)
 -- where it is shown.
 CREATE OR REPLACE TABLE payments AS
@@ -16,7 +16,7 @@ SELECT k.r, k.refs, k.currency, k.exponent, k.amount_minor,
        coalesce(k.refunded_minor, 0) AS refunded_minor, k.captured_at, k.refunded_status,
        k.order_r
 FROM payment_row_kinds k
-ANTI JOIN (SELECT unnest(rows[2:]) - 1 AS r FROM payment_copies WHERE same) c ON c.r = k.r
+ANTI JOIN (SELECT unnest(copies) AS r FROM payment_copies) c ON c.r = k.r
 WHERE k.kind = 'payment';
 
 -- Refund rows: each returns money of the capture with the same payment id (`capture_r`), or

@@ -196,16 +196,24 @@ FROM payment_row_kinds k JOIN payments_rows p ON p.rowid = k.r
 WHERE k.reason IN ('row_kind', 'unknown_row_kind');
 
 -- Payments: one payment id on several rows (its first row, r, stands for them in the finding).
--- Rows that agree (the same amount, currency and reference as read: one payment delivered
--- again) are counted once (`same`); rows that differ are each a capture of the order they name,
--- so that no amount is dropped, and `total_minor` is what they add up to in one currency.
+-- Rows of one amount in one currency are one payment delivered again, whatever their
+-- reference says: the first of them counts, the others (`copies`) do not. Rows of several
+-- amounts (`same` false) are several captures under one id: the first row of each amount
+-- counts for the order it names, so that no amount is dropped, and `total_minor` is what those
+-- add up to in one currency.
 CREATE OR REPLACE TABLE payment_copies AS
-SELECT min(k.r) AS r, list_sort(list(k.r + 1)) AS rows,
-       count(DISTINCT (k.amount_minor, k.currency, p.ref_key)) = 1 AS same,
-       CASE WHEN count(DISTINCT k.currency) = 1 THEN sum(k.amount_minor) END AS total_minor
-FROM payment_row_kinds k JOIN payments_rows p ON p.rowid = k.r
-WHERE k.repeated
-GROUP BY p.payment_id HAVING count(*) > 1;
+WITH variants AS (
+    SELECT p.payment_id, k.amount_minor, k.currency, min(k.r) AS first, list(k.r) AS rs
+    FROM payment_row_kinds k JOIN payments_rows p ON p.rowid = k.r
+    WHERE k.repeated
+    GROUP BY ALL
+)
+SELECT min(first) AS r, list_sort(flatten(list(list_transform(rs, lambda x: x + 1)))) AS rows,
+       count(*) = 1 AS same,
+       CASE WHEN count(DISTINCT currency) = 1 THEN sum(amount_minor) END AS total_minor,
+       flatten(list(list_filter(rs, lambda x: x <> first))) AS copies
+FROM variants
+GROUP BY payment_id HAVING sum(len(rs)) > 1;
 
 -- The row kinds are made: what the steps after them read of the loaded rows is each row's ids,
 -- its currency code, and (for the row ledger) whether an order row's amount was filled. The
