@@ -87,11 +87,16 @@ def _row_currency(mapping: DatasetMapping, columns: dict[str, str]) -> str | Non
     the mapped currency column's code, else the default currency; None when neither is known."""
     source = mapping.columns.get("currency")
     code = f"upper(NULLIF({sql_trim(columns[source])}, ''))" if source in columns else None
-    default = mapping.options.default_currency
+    default = _default_currency_sql(mapping)
     if default is None:
         return code
-    literal = "'" + default.upper().replace("'", "''") + "'"
-    return literal if code is None else f"coalesce({code}, {literal})"
+    return default if code is None else f"coalesce({code}, {default})"
+
+
+def _default_currency_sql(mapping: DatasetMapping) -> str | None:
+    """The mapping's default currency as an SQL literal (upper case), or None without one."""
+    default = mapping.options.default_currency
+    return None if default is None else "'" + default.upper().replace("'", "''") + "'"
 
 
 def _column_of(layout: CsvLayout, columns: dict[str, str], name: str, option: str) -> str:
@@ -137,9 +142,8 @@ def derived_columns(role: Role, mapping: DatasetMapping) -> str:
     Only per-row expressions: anything that DuckDB plans as a join (a long IN list, a lookup
     table) would give up file order, and with it the row numbers of the evidence.
     """
-    default = mapping.options.default_currency
-    default_sql = "NULL" if default is None else "'" + default.upper().replace("'", "''") + "'"
-    code = "currency" if default is None else f"coalesce(currency, {default_sql})"
+    default = _default_currency_sql(mapping)
+    code = "currency" if default is None else f"coalesce(currency, {default})"
     columns = [f"{code} AS currency_code"]
     reading = mapping.options.ids
     pattern = sql_text(reading.pattern) if reading is not None and reading.pattern else None
