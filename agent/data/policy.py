@@ -11,7 +11,7 @@ So comments, key order, layout and the order of words in a list do not change th
 number or a word does. Where the policy came from (`source`: the file, or the built-in defaults)
 is for messages only and is not part of the version.
 
-Status words are compared as the engine reads status columns, `replace(lower(x), ' ', '_')`:
+Status words are compared as the engine reads status columns (trimmed, lower case, spaces as `_`):
 `normalise_status_word` applies the same to the words of the policy.
 """
 
@@ -236,10 +236,10 @@ class Policy(BaseModel):
             ),
             "duplicate_payment_row": (
                 "The same payment id appears on more than one row of the payments file. Rows "
-                "that agree (the same amount, currency and reference: a repeated webhook or "
-                "export row) are counted once when matching; rows that differ (reason "
-                "`rows_differ`) are each counted for the order they name, and the finding adds "
-                "them up."
+                "that agree on the amount and the currency (a repeated webhook or export row, "
+                "whatever its reference says) are counted once when matching; rows that "
+                "differ (reason `rows_differ`) are each counted for the order they name, and "
+                "the finding adds them up."
             ),
             "order_without_capture": (
                 "An order with no successful payment referencing it. Voided or cancelled orders "
@@ -253,7 +253,10 @@ class Policy(BaseModel):
                 f"cancelled (status {voided}) while its capture was not refunded, the order is "
                 f"refunded (status {refunded_order}) while no payment was, or every capture was "
                 f"refunded (payment status {refunded_payment}, or the refunded amount) while the "
-                f"order still counts as paid (status {paid})."
+                f"order still counts as paid (status {paid}). Also, whatever the statuses say: "
+                "more refunded than captured (reason `refunded_more_than_captured`: money went "
+                "back that was never taken), and an order that says refunded while its known "
+                "refunds returned only part of the capture (reason `refunded_in_part`)."
             ),
             "duplicate_capture": (
                 "Two or more captures for one order where a single one of them already covers "

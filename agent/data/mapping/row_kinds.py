@@ -23,19 +23,30 @@ from agent.errors import MappingError, UnknownColumnError
 # Words in a status or type value that say what a payment row is. A value is read in words
 # (`express_checkout_payment`) and as a whole (`merchantpayout`); a word to ignore outranks a
 # refund word, which outranks a capture word (`payment_refund` is a refund).
+# English, then the words of German, French, Spanish, Italian, Dutch and Portuguese exports.
 _CAPTURE_WORDS = frozenset(
     "settled settle completed complete succeeded success successful paid captured capture sale "
-    "sales charge charged payment purchase approved".split()
+    "sales charge charged payment purchase approved "
+    "abgeschlossen erfolgreich bezahlt gebucht zahlung payé réussi terminé accepté paiement "
+    "completado pagado aprobado pago completato pagato riuscito pagamento betaald voltooid "
+    "geslaagd betaling concluído concluido aprovado".split()
 )
 _REFUND_WORDS = frozenset(
     "refund refunded refunds credit return returned returns chargeback chargebacks reversal "
-    "reversed".split()
+    "reversed erstattet erstattung rückerstattung remboursé remboursement reembolso "
+    "reembolsado rimborso rimborsato terugbetaling terugbetaald".split()
 )
 _IGNORE_WORDS = frozenset(
     "fee fees payout payouts merchantpayout withdrawal transfer deposit pending authorization "
     "authorisation authorized authorised auth memo denied open declined rejected voided void "
-    "hold".split()
+    "hold failed failure canceled cancelled error expired blocked incomplete uncaptured unpaid "
+    "processing requires awaiting waiting initiated scheduled "
+    "ausstehend offen fehlgeschlagen abgelehnt storniert abgebrochen en_attente attente échoué "
+    "refusé annulé pendiente fallido rechazado cancelado in_attesa attesa fallito rifiutato "
+    "annullato mislukt geweigerd geannuleerd aguardando pendente falhou recusado".split()
 )
+# `requires_capture` and `processing` (Stripe) are money not yet taken, `payment_failed` an
+# attempt: a capture word in them does not make them captures.
 # Header words of columns that say something else than the row's kind.
 _NOT_KIND_HEADERS = frozenset("card instrument method tender entry channel order".split())
 _MAX_KINDS = 20

@@ -74,7 +74,7 @@ def select_list(role: Role, layout: CsvLayout, mapping: DatasetMapping) -> str:
         elif spec.kind == "currency":
             parts.append(f"upper({text}) AS {spec.name}")
         elif spec.kind == "status":
-            parts.append(f"replace(lower({text}), ' ', '_') AS {spec.name}")
+            parts.append(f"{sql_word(column)} AS {spec.name}")
         else:
             parts.append(f"{text} AS {spec.name}")
     if role is Role.PAYMENTS:
@@ -132,8 +132,25 @@ def _row_kind_sql(layout: CsvLayout, mapping: DatasetMapping, columns: dict[str,
             f'{layout.file_name} has no column "{source}" (kinds_column); '
             f"its columns are: {', '.join(layout.columns)}"
         )
-    column = columns[source]
-    return f"replace(lower(NULLIF({sql_trim(column)}, '')), ' ', '_')"
+    return sql_word(columns[source])
+
+
+# What Python's `str.strip()` strips (`kind_word`), in RE2: ASCII and Unicode spaces (the
+# no-break space of a Windows-1252 export, a tab), so `Failed\xa0` is the word `failed`.
+_EDGE_SPACE = r"[\s\x{0B}\x{1C}-\x{1F}\x{85}\p{Z}]+"
+_EDGE_SPACES = f"'^{_EDGE_SPACE}|{_EDGE_SPACE}$'"
+
+
+def sql_word(column: str) -> str:
+    """A status or row-kind cell as `kind_word` reads it: trimmed of any space, lower case,
+    spaces as underscores; NULL when empty. A cell ending in a character outside printable
+    ASCII takes the regular expression; the rest a plain `lower`."""
+    edges = (
+        f"ord({column}) NOT BETWEEN 33 AND 126 OR ord(right({column}, 1)) NOT BETWEEN 33 AND 126"
+    )
+    stripped = f"regexp_replace({column}, {_EDGE_SPACES}, '', 'g')"
+    trimmed = f"CASE WHEN {edges} THEN {stripped} ELSE {column} END"
+    return f"replace(lower(NULLIF({trimmed}, '')), ' ', '_')"
 
 
 def derived_columns(role: Role, mapping: DatasetMapping) -> str:

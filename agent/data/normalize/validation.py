@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import duckdb
 
 from agent.data.formats import known_currency_sql
+from agent.data.mapping import kind_by_words
 from agent.data.normalize.columns import kinds_column
 from agent.data.normalize.expressions import finer_than_minor_sql, sql_words
 from agent.data.normalize.load import table_name
@@ -94,6 +95,7 @@ def validate(
     _check_precision(con, report, file_name, role, mapping, keep)
     if role is Role.PAYMENTS:
         _check_kinds(con, report, file_name, mapping)
+        _check_statuses(con, report, file_name, mapping)
     return report
 
 
@@ -204,6 +206,52 @@ def _check_kinds(
         f'{file_name}: {total:,} rows have a row kind in column "{column}" that is in no list: '
         f"{listed}. Say what they are, e.g. "
         f'edit payments.kinds_ignore="{suggestion}" (or kinds_capture / kinds_refund)'
+    )
+
+
+_MAX_STATUSES = 1000
+
+
+def _check_statuses(
+    con: duckdb.DuckDBPyConnection,
+    report: ValidationReport,
+    file_name: str,
+    mapping: DatasetMapping,
+) -> None:
+    """An error naming every payment status that is neither a capture, a refunded capture nor a
+    failed attempt, where no row kinds are read, with the edit that says what they are.
+
+    Without row kinds every other status is read as a capture: `processing`, Stripe's
+    `requires_capture` or a `Payment Failed` anywhere in the file would count money nobody
+    took. Statuses are read in words (`kind_by_words`); refunded and failed words by policy.
+    """
+    column = mapping.columns.get("payment_status")
+    if mapping.options.kinds is not None or column is None:
+        return
+    policy = Policy()
+    rows = con.execute(
+        "SELECT payment_status, count(*), list(rowid + 1 ORDER BY rowid)[:3] "
+        f"FROM {table_name(Role.PAYMENTS)} WHERE payment_status IS NOT NULL "
+        f"AND payment_status NOT IN {sql_words(policy.failed_payment_statuses)} "
+        f"GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT {_MAX_STATUSES}"
+    ).fetchall()
+    refunded = policy.refunded_payment_statuses
+    captures = [v for v, _, _ in rows if v in refunded or kind_by_words(v) == "capture"]
+    unknown = [(v, int(n), r) for v, n, r in rows if v not in captures]
+    if not unknown:
+        return
+    listed = ", ".join(
+        f'"{value}" ({count:,}, e.g. rows {", ".join(str(r) for r in examples)})'
+        for value, count, examples in unknown
+    )
+    kept = ", ".join(captures) or "succeeded"
+    ignored = ", ".join(value for value, _, _ in unknown)
+    report.errors.append(
+        f"{file_name}: {sum(n for _, n, _ in unknown):,} rows have a status in column "
+        f'"{column}" that says neither a capture nor a failed attempt: {listed}. '
+        "Read as captures they would count money that may never have been taken. Say what "
+        f'they are, e.g. edit payments.kinds_capture="{kept}" payments.kinds_ignore="{ignored}" '
+        "(or kinds_refund)"
     )
 
 

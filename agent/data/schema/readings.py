@@ -81,7 +81,7 @@ class IdReading(BaseModel):
 def kind_word(value: str) -> str:
     """A row-kind value as the engine compares it: trimmed, lower case, spaces as underscores.
 
-    The same reading as a status column (`replace(lower(x), ' ', '_')`), so a value typed in
+    The same reading as a status column (`columns.sql_word`), so a value typed in
     an edit (`Payment Refund`) names the cells written that way in any case. Values are
     compared whole, never in part: `MerchantPayout` is `merchantpayout`.
     """

@@ -395,3 +395,92 @@ def test_a_refund_of_a_payment_naming_several_orders_is_reviewed_with_that_payme
     assert multi.evidence[-1].rows == [1, 2]
     # What the refund returned is taken from what the payment captured.
     assert (multi.expected, multi.actual) == ("150.00", "100.00")
+
+
+def test_more_refunded_than_captured_is_a_finding_and_the_totals_agree_with_the_ledger(
+    tmp_path: Path,
+) -> None:
+    paid = "2025-10-01 10:00:00 +0000"
+    run = reconciled(
+        tmp_path,
+        [
+            ("1001", "100.00", "USD", paid, "paid"),
+            ("1002", "100.00", "USD", paid, "refunded"),
+            ("1003", "100.00", "USD", paid, "refunded"),
+            ("1004", "100.00", "USD", paid, "paid"),
+            ("1005", "40.00", "USD", paid, "paid"),
+        ],
+        ["payment_id", "order_id", "amount", "currency", "type", "created_at"],
+        [
+            # 150 returned of a 100 capture: money went back that was never taken.
+            ("p1", "1001", "100.00", "USD", "charge", "2025-10-01 10:05:00"),
+            ("r1", "1001", "-150.00", "USD", "refund", "2025-10-02 10:05:00"),
+            # The order says refunded; one cent of 100 was: 99.99 kept.
+            ("p2", "1002", "100.00", "USD", "charge", "2025-10-01 10:05:00"),
+            ("r2", "1002", "-0.01", "USD", "refund", "2025-10-02 10:05:00"),
+            # The order says refunded and all of it was: as it should be.
+            ("p3", "1003", "100.00", "USD", "charge", "2025-10-01 10:05:00"),
+            ("r3", "1003", "-100.00", "USD", "refund", "2025-10-02 10:05:00"),
+            # A refund in another currency than its order: a finding of its own.
+            ("p4", "1004", "100.00", "USD", "charge", "2025-10-01 10:05:00"),
+            ("r4", "1004", "-10.00", "EUR", "refund", "2025-10-02 10:05:00"),
+            ("p5", "1005", "40.00", "USD", "charge", "2025-10-01 10:05:00"),
+        ],
+    )
+    by_order = {(f.category, f.order_ids[0]): f for f in run.findings(limit=None) if f.order_ids}
+    assert by_order["status_mismatch", "1001"].reason == "refunded_more_than_captured"
+    assert by_order["status_mismatch", "1002"].reason == "refunded_in_part"
+    assert ("currency_mismatch", "1004") in by_order
+    assert {order for _, order in by_order} == {"1001", "1002", "1004"}
+    # The matched totals count the orders the ledger calls matched, and nothing else.
+    summary = run.summary()
+    [usd] = [c for c in summary.currencies if c.currency == "USD"]
+    orders = summary.ledger[0]
+    assert (usd.matched_orders, orders.matched) == (2, 2)
+    assert usd.matched_total == "140.00"
+
+
+def test_an_order_paid_alone_and_in_a_multi_order_payment_is_paid_twice(
+    tmp_path: Path,
+) -> None:
+    paid = "2025-10-01 10:00:00 +0000"
+    orders = [
+        ("1001", "10.00", "USD", paid, "paid"),
+        ("1002", "20.00", "USD", paid, "paid"),
+        ("1004", "40.00", "USD", paid, "paid"),
+    ]
+    header = ["payment_id", "order_id", "amount", "currency", "created_at"]
+    twice = reconciled(
+        tmp_path,
+        orders,
+        header,
+        [
+            ("p1", "1001", "10.00", "USD", "2025-10-01 10:05:00"),
+            ("p2", "1002", "20.00", "USD", "2025-10-01 10:05:00"),
+            ("p4", "1002, 1004", "60.00", "USD", "2025-10-01 10:06:00"),
+        ],
+    )
+    [multi] = twice.findings(limit=None)
+    # 80.00 taken for 60.00 of orders: p2 is reviewed with p4, not matched on its own.
+    assert (multi.category, multi.expected, multi.actual) == (
+        "multi_order_payment",
+        "60.00",
+        "80.00",
+    )
+    assert multi.payment_ids == ["p4", "p2"]
+    assert multi.evidence[-1].rows == [2, 3]
+    payments = twice.summary().ledger[1]
+    assert (payments.matched, payments.findings) == (1, 2)
+    # Paid once in all, in two payments: what they took adds up to the orders.
+    once = reconciled(
+        tmp_path,
+        orders,
+        header,
+        [
+            ("p1", "1001", "10.00", "USD", "2025-10-01 10:05:00"),
+            ("p2", "1002", "20.00", "USD", "2025-10-01 10:05:00"),
+            ("p4", "1004 ref 1002", "40.00", "USD", "2025-10-01 10:06:00"),
+        ],
+    )
+    [multi] = once.findings(limit=None)
+    assert (multi.expected, multi.actual) == ("60.00", "60.00")

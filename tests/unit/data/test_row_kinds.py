@@ -358,3 +358,48 @@ def test_a_refund_in_another_currency_than_its_order_is_a_finding(tmp_path: Path
     [finding] = result.reconciliation.findings("currency_mismatch")
     assert (finding.reason, finding.order_ids, finding.payment_ids) == ("refund", ["1004"], ["RF4"])
     assert _found(result) == {"currency_mismatch": 1}
+
+
+def _stripe(statuses: dict[int, str]) -> str:
+    """A Stripe-like charges export paying the eight orders, with the given statuses."""
+    rows = "".join(
+        f"ch_{i},{1000 + i},{10 + i}.00,EUR,{statuses.get(i, 'succeeded')}\n" for i in range(1, 9)
+    )
+    return "id,order_id,amount,currency,status\n" + rows
+
+
+@pytest.mark.parametrize(
+    "value", ["requires_capture", "processing", "Payment Failed", "Charge canceled"]
+)
+def test_money_not_taken_is_never_read_as_a_capture(tmp_path: Path, value: str) -> None:
+    # A capture word inside the status ("capture", "payment", "charge") does not make it one.
+    assert kind_by_words(value) == "ignore"
+    mapping = _propose(tmp_path, _stripe({2: value, 3: value})).mapping
+    assert mapping is not None
+    kinds = mapping.payments.options.kinds
+    assert kinds is not None and kinds.ignore == (value.lower().replace(" ", "_"),)
+    assert not _validate(tmp_path, mapping).errors
+    result = _run(tmp_path, mapping)
+    orders = {tuple(f.order_ids) for f in result.reconciliation.findings("order_without_capture")}
+    assert orders == {("1002",), ("1003",)}
+
+
+def test_a_status_no_word_names_stops_the_approval_with_the_edit(tmp_path: Path) -> None:
+    # The proposal saw only captures; the next export has a status nobody classified, and a
+    # failed word padded with a no-break space (a Windows-1252 export), which reads as failed.
+    mapping = _propose(tmp_path, _stripe({})).mapping
+    assert mapping is not None and mapping.payments.options.kinds is None
+    _write(tmp_path / "payments.csv", _stripe({4: "on_review", 6: "on_review", 7: "Failed\xa0"}))
+    [error] = _validate(tmp_path, mapping).errors
+    assert '"on_review" (2, e.g. rows 4, 6)' in error
+    assert 'edit payments.kinds_capture="succeeded" payments.kinds_ignore="on_review"' in error
+    # The edit it names is a mapping that reads: those rows are ignored, the orders unpaid.
+    answered = _propose(
+        tmp_path,
+        _stripe({4: "on_review", 6: "on_review", 7: "Failed\xa0"}),
+        {"kinds_capture": "succeeded", "kinds_ignore": "on_review"},
+    ).mapping
+    assert answered is not None and not _validate(tmp_path, answered).errors
+    result = _run(tmp_path, answered)
+    orders = {tuple(f.order_ids) for f in result.reconciliation.findings("order_without_capture")}
+    assert orders == {("1004",), ("1006",), ("1007",)}

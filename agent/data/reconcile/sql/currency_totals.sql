@@ -1,11 +1,14 @@
--- Totals per currency: all orders, all captures, and the orders that matched cleanly.
-WITH o AS (
-    SELECT CAST(currency AS VARCHAR) AS currency, any_value(exponent) AS exponent,
+-- Totals per currency: all orders, all captures, and the orders that matched cleanly: those
+-- the row ledger counts as matched (not evidence of any finding, a refund's included).
+WITH matched AS (
+    SELECT r FROM ledger_rows WHERE role = 'orders' AND bucket = 'matched'
+), o AS (
+    SELECT CAST(f.currency AS VARCHAR) AS currency, any_value(f.exponent) AS exponent,
            count(*) AS orders,
-           sum(amount_minor) AS total,
-           count(*) FILTER (WHERE category IS NULL AND n IS NOT NULL) AS matched,
-           sum(amount_minor) FILTER (WHERE category IS NULL AND n IS NOT NULL) AS matched_total
-    FROM order_findings GROUP BY 1
+           sum(f.amount_minor) AS total,
+           count(m.r) AS matched,
+           sum(f.amount_minor) FILTER (WHERE m.r IS NOT NULL) AS matched_total
+    FROM order_findings f LEFT JOIN matched m ON m.r = f.r GROUP BY 1
 ), p AS (
     SELECT CAST(currency AS VARCHAR) AS currency, any_value(exponent) AS exponent,
            count(*) AS captures,

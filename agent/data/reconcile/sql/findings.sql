@@ -24,11 +24,14 @@ WITH classified AS (
     WHERE order_r IN (SELECT r FROM bad_orders) GROUP BY 1
 )
 SELECT r,
-       CASE WHEN category <> 'duplicate_capture?' THEN category
+       CASE WHEN category IN ('over_refund?', 'part_refund?') THEN 'status_mismatch'
+            WHEN category <> 'duplicate_capture?' THEN category
             WHEN r IN (SELECT r FROM covered) THEN 'duplicate_capture'
             WHEN captured < amount_minor THEN 'partial_capture'
             ELSE 'over_capture' END AS category,
-       CASE WHEN category = 'unreadable_row' THEN 'unreadable_amount' END AS reason,
+       CASE category WHEN 'unreadable_row' THEN 'unreadable_amount'
+                     WHEN 'over_refund?' THEN 'refunded_more_than_captured'
+                     WHEN 'part_refund?' THEN 'refunded_in_part' END AS reason,
        [r + 1] AS rows, captured, exponent, amount_minor
 FROM classified
 UNION ALL
@@ -61,9 +64,18 @@ WITH finding_payments AS MATERIALIZED (
     SELECT m.payment_r, list(o.order_id ORDER BY m.order_r) AS order_ids,
            list(o.order_key ORDER BY m.order_r) AS order_keys,
            list(m.order_r + 1 ORDER BY m.order_r) AS order_rows,
-           sum(f.amount_minor) AS expected
+           sum(f.amount_minor) AS expected,
+           -- What payments naming exactly one of these orders captured besides (an order
+           -- paid twice over): it adds to what the payment found.
+           sum(coalesce(f.captured, 0)) AS besides
     FROM multi_links m JOIN order_findings f ON f.r = m.order_r
     JOIN orders_rows o ON o.rowid = m.order_r
+    GROUP BY 1
+), multi_besides AS (
+    -- Those payments, reviewed with the payment naming several orders (their rows and ids).
+    SELECT m.payment_r AS r, list(p.r + 1) AS rows, list(pr.payment_id ORDER BY p.r) AS ids
+    FROM multi_links m JOIN payments p ON p.order_r = m.order_r
+    JOIN payments_rows pr ON pr.rowid = p.r
     GROUP BY 1
 ), multi_refunds AS (
     -- Refunds of a capture that names several orders: reviewed with that payment.
@@ -108,19 +120,22 @@ FROM (
            -- Rows of one payment id that differ: each counts for its order, and together here.
            CASE WHEN NOT pc.same THEN 'rows_differ' END,
            p.r + 1, coalesce(m.order_ids, []), coalesce(m.order_keys, []),
-           coalesce(m.order_rows, []), [pr.payment_id] || coalesce(mr.payment_ids, []),
-           list_sort(coalesce(pc.rows, [p.r + 1]) || coalesce(mr.rows, [])),
+           coalesce(m.order_rows, []),
+           [pr.payment_id] || coalesce(mr.payment_ids, []) || coalesce(mb.ids, []),
+           list_sort(coalesce(pc.rows, [p.r + 1]) || coalesce(mr.rows, []) || coalesce(mb.rows, [])),
            pr.currency_code, p.exponent, m.expected,
            CASE WHEN p.refs = 1 AND p.order_r IS NOT NULL AND NOT pc.same
                      AND pc.total_minor IS NOT NULL THEN pc.total_minor
-                WHEN p.refs > 1 AND mr.whole THEN 0
-                WHEN p.refs > 1 THEN p.amount_minor - coalesce(mr.amount_minor, 0)
+                WHEN p.refs > 1 AND mr.whole THEN coalesce(m.besides, 0)
+                WHEN p.refs > 1
+                     THEN p.amount_minor - coalesce(mr.amount_minor, 0) + coalesce(m.besides, 0)
                 ELSE p.amount_minor END
     FROM flagged_payment_rows p
     JOIN payments_rows pr ON pr.rowid = p.r
     LEFT JOIN payment_copies pc ON pc.r = p.r
     LEFT JOIN multi m ON m.payment_r = p.r
     LEFT JOIN multi_refunds mr ON mr.r = p.r
+    LEFT JOIN multi_besides mb ON mb.r = p.r
     UNION ALL
     -- Refunds of a capture and an order that neither file has: money moved, unexplained.
     SELECT 'capture_without_order', 'refund', rf.r + 1, [], [], [],

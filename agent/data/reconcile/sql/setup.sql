@@ -57,7 +57,8 @@ CREATE OR REPLACE TYPE reason_word AS ENUM (
 -- An order's category (matching.sql): the finding categories, and `duplicate_capture?` until
 -- each capture is compared (findings.sql).
 CREATE OR REPLACE TYPE category_word AS ENUM (
-    SELECT unnest($category_order::VARCHAR[]) UNION ALL SELECT 'duplicate_capture?');
+    SELECT unnest($category_order::VARCHAR[])
+    UNION ALL SELECT unnest(['duplicate_capture?', 'over_refund?', 'part_refund?']));
 
 -- The row ledger's file and bucket (agent/data/ledger.py).
 CREATE OR REPLACE TYPE role_word AS ENUM ('orders', 'payments');
