@@ -35,7 +35,7 @@ class NumberFormat:
 
 
 # Tried in this order; on a tie the earlier one wins (after the delimiter preference below).
-_NUMBER_FORMATS = [
+NUMBER_FORMATS = [
     NumberFormat(".", ""),
     NumberFormat(".", ","),
     NumberFormat(",", ""),
@@ -84,7 +84,7 @@ class _Patterns(dict[NumberFormat, re.Pattern[str]]):
         return pattern
 
 
-_PATTERNS = _Patterns({fmt: _number_pattern(fmt) for fmt in _NUMBER_FORMATS})
+_PATTERNS = _Patterns({fmt: _number_pattern(fmt) for fmt in NUMBER_FORMATS})
 
 
 def _core(value: str) -> tuple[str, bool]:
@@ -125,7 +125,7 @@ def detect_number_format(
     # A text holding anything but digits and separators fits no format: try only the others.
     texts = [t for t in cleaned if t and not _NOT_NUMBER.search(t)]
     found = list(map(cleaned.__getitem__, texts))
-    order = sorted(_NUMBER_FORMATS, key=lambda f: f.decimal != "," if prefer_decimal_comma else 0)
+    order = sorted(NUMBER_FORMATS, key=lambda f: f.decimal != "," if prefer_decimal_comma else 0)
     best: NumberFormat | None = None
     best_hits = 0
     for fmt in order:
@@ -133,6 +133,26 @@ def detect_number_format(
         if hits > best_hits:
             best, best_hits = fmt, hits
     return best, best_hits / total
+
+
+def rival_format(values: Sequence[str], chosen: NumberFormat) -> NumberFormat | None:
+    """Another format that reads every value `chosen` reads, one of them as another number.
+
+    `250.000` is 250 with a decimal point and 250000 with a thousands dot; when every value
+    of a column reads both ways (all amounts in thousands of VND, say), the values cannot
+    tell which is meant. None when the values decide (a `1.5` or a `1.234,50` among them).
+    """
+    distinct = {v for v in values[:PROFILE_VALUES] if v.strip()}
+    read = {v: n for v, n in parse_numbers(distinct, chosen).items() if n is not None}
+    if not read:
+        return None
+    for fmt in NUMBER_FORMATS:
+        if fmt == chosen:
+            continue
+        other = parse_numbers(read, fmt)
+        if None not in other.values() and any(other[v] != n for v, n in read.items()):
+            return fmt
+    return None
 
 
 def _number_texts(values: Iterable[str]) -> Iterator[tuple[str, str]]:

@@ -118,7 +118,7 @@ def decide_units(
     answered.
     """
     orders, payments = datasets[Role.ORDERS], datasets[Role.PAYMENTS]
-    order_amounts, pay_amounts, exponents = _matched_amounts(orders, payments, samples)
+    order_amounts, pay_amounts, exponents = matched_amounts(orders, payments, samples)
     if len(order_amounts) < 5:
         return
     for side, proposal, field in (
@@ -154,7 +154,7 @@ def decide_units(
             datasets[proposal.role] = updated
 
 
-def _matched_amounts(
+def matched_amounts(
     orders: DatasetProposal, payments: DatasetProposal, samples: dict[Role, SampleColumns]
 ) -> tuple[list[float], list[float], list[int]]:
     """The order amounts, payment amounts and currency exponents of the sampled payment rows

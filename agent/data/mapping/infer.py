@@ -26,6 +26,7 @@ from agent.data.mapping.default_currency import decide_currencies
 from agent.data.mapping.evidence import Evidence, apply_amount_agreement
 from agent.data.mapping.proposal import Clarification, DatasetProposal, Proposal
 from agent.data.mapping.roles import role_fits, swap_from_answers
+from agent.data.mapping.separators import decide_separators
 from agent.data.schema import SCHEMA, Role
 
 
@@ -74,6 +75,7 @@ def infer_mapping(
             datasets[role] = datasets[role].model_copy(update={"notes": notes})
     decide_units(datasets, compared.columns, answers)
     decide_currencies(datasets, compared.evidence, clarifications)
+    decide_separators(datasets, compared.columns, answers, clarifications)
     return Proposal(
         orders=datasets[Role.ORDERS],
         payments=datasets[Role.PAYMENTS],

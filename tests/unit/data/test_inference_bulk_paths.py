@@ -21,7 +21,7 @@ import pytest
 import agent.data.mapping.bounds as bounds_module
 from agent.data.currency import is_currency_code
 from agent.data.formats import (
-    _NUMBER_FORMATS,
+    NUMBER_FORMATS,
     NumberFormat,
     _core,
     detect_number_format,
@@ -183,7 +183,7 @@ def _plain_number_format(values: list[str]) -> tuple[NumberFormat | None, float]
     if not cleaned:
         return None, 0.0
     best, best_hits = None, 0
-    for fmt in _NUMBER_FORMATS:
+    for fmt in NUMBER_FORMATS:
         pattern = re.compile(_plain_pattern(fmt))
         hits = sum(1 for text in cleaned if pattern.match(text))
         if hits > best_hits:
@@ -206,7 +206,7 @@ def test_values_no_format_reads_are_left_out_as_the_plain_rule_does() -> None:
         assert detect_number_format(values) == _plain_number_format(values), values
 
 
-@pytest.mark.parametrize("fmt", [*_NUMBER_FORMATS, NumberFormat(",", "'")])
+@pytest.mark.parametrize("fmt", [*NUMBER_FORMATS, NumberFormat(",", "'")])
 def test_numbers_read_in_bulk_as_parse_number(fmt: NumberFormat) -> None:
     rng = random.Random(26)
     values = [_text(rng, [*"0123456789.,' ", "\u0663", "-", "$", "\n"], 8) for _ in range(3000)]

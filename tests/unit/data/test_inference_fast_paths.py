@@ -16,8 +16,8 @@ from decimal import Decimal
 import pytest
 
 from agent.data.formats import (
-    _NUMBER_FORMATS,
     _PATTERNS,
+    NUMBER_FORMATS,
     PROFILE_VALUES,
     NumberFormat,
     _core,
@@ -100,7 +100,7 @@ def test_amounts_read_as_parse_number_reads_them() -> None:
     rng = random.Random(5)
     values = [_random_text(rng, _NUMBER_CHARS, 9) for _ in range(4_000)]
     values += ["0", "007", ".5", "5.", ".", "1.2.3", "1,234.50", "1.234,50", "\u0663", " 12 "]
-    for fmt in [*_NUMBER_FORMATS, NumberFormat(",", "'")]:
+    for fmt in [*NUMBER_FORMATS, NumberFormat(",", "'")]:
         expected = [parse_number(v, fmt) if v.strip() else None for v in values]
         read = read_amounts(values, fmt)
         assert [str(x) for x in read] == [str(x) for x in expected], fmt
@@ -113,7 +113,7 @@ def _plain_detect_number_format(
     cleaned = [_core(v)[0] for v in values[:PROFILE_VALUES] if v.strip()]
     if not cleaned:
         return None, 0.0
-    order = sorted(_NUMBER_FORMATS, key=lambda f: f.decimal != "," if prefer_decimal_comma else 0)
+    order = sorted(NUMBER_FORMATS, key=lambda f: f.decimal != "," if prefer_decimal_comma else 0)
     best, best_hits = None, 0
     for fmt in order:
         hits = sum(1 for text in cleaned if _PATTERNS[fmt].match(text))

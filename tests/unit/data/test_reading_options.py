@@ -96,8 +96,9 @@ def test_decimal_mark_and_thousands_separator(tmp_path: Path) -> None:
         f"ch_{i},{1000 + i},1.234,USD\n" for i in range(1, 7)
     )
     orders, pay = _pair(tmp_path, _orders(6), payments)
+    # "1.234" reads two ways; the orders' 1234.00 say which (`decide_separators`).
     plain = _mapping(_propose(orders, pay))
-    assert _counts(orders, pay, plain, tmp_path) == {"amount_mismatch": 6}
+    assert _counts(orders, pay, plain, tmp_path) == {}
     answered = _mapping(
         _propose(orders, pay, {Role.PAYMENTS: {"decimal": "comma", "thousands": "."}})
     )
@@ -105,7 +106,10 @@ def test_decimal_mark_and_thousands_separator(tmp_path: Path) -> None:
     assert (reading.decimal, reading.thousands) == (",", ".")
     assert load_and_validate(connect(), _files(orders, pay), answered).errors == []
     assert _counts(orders, pay, answered, tmp_path) == {}
-    assert answered.canonical() != plain.canonical()
+    assert answered.canonical() == plain.canonical()
+    # A person's answer is taken as given, even against the other file.
+    dot = _mapping(_propose(orders, pay, {Role.PAYMENTS: {"decimal": "dot"}}))
+    assert _counts(orders, pay, dot, tmp_path) == {"amount_mismatch": 6}
 
 
 def test_one_amount_field_gets_its_own_separators(tmp_path: Path) -> None:
@@ -302,3 +306,49 @@ def test_an_answer_is_part_of_the_mapping_digest(tmp_path: Path) -> None:
     a = _mapping(_propose(orders, pay, {Role.PAYMENTS: {"date_order": "DMY"}}))
     b = _mapping(_propose(orders, pay, {Role.PAYMENTS: {"date_order": "MDY"}}))
     assert a.canonical() != b.canonical()
+
+
+def _thousands_of_dong(tmp_path: Path, paid: str) -> tuple[Path, Path]:
+    """A VND shop: every total a whole number of thousands written with a dot, which reads
+    as a decimal point too; the payments file writes its amounts as `paid` says."""
+    totals = ["250.000", "99.000", "450.000", "120.000", "35.000", "800.000"]
+    orders = "order_id,total,currency\n" + "".join(
+        f"{1001 + i},{t},VND\n" for i, t in enumerate(totals)
+    )
+    amounts = {"same": totals, "plain": [t.replace(".", "") for t in totals]}[paid]
+    amounts[5] = amounts[5].replace("800", "801")  # one payment 1,000 VND over
+    payments = "payment_id,order_id,amount,currency\n" + "".join(
+        f"p{i},{1001 + i},{a},VND\n" for i, a in enumerate(amounts)
+    )
+    return _pair(tmp_path, orders, payments)
+
+
+def test_amounts_that_read_two_ways_are_asked_about(tmp_path: Path) -> None:
+    orders, payments = _thousands_of_dong(tmp_path, "same")
+    proposal = _propose(orders, payments)
+    # Read with a decimal point, 801.000 against 800.000 VND would be within tolerance.
+    assert proposal.mapping is None
+    asked = {(q.role, q.field): q for q in proposal.clarifications}
+    question = asked[Role.ORDERS, "order_amount_decimal"]
+    assert '"250.000" is 250 with "." as the decimal mark and 250000 with ","' in question.question
+    assert question.choices == ["dot", "comma"]
+    assert (Role.PAYMENTS, "captured_amount_decimal") in asked
+    # The decimal mark answered alone: the thousands separator that goes with it is taken.
+    answers = {
+        Role.ORDERS: {"order_amount_decimal": "comma"},
+        Role.PAYMENTS: {"captured_amount_decimal": "comma"},
+    }
+    mapping = _mapping(_propose(orders, payments, answers))
+    reading = mapping.orders.options.amounts["order_amount"]
+    assert (reading.decimal, reading.thousands) == (",", ".")
+    assert _counts(orders, payments, mapping, tmp_path) == {"amount_mismatch": 1}
+
+
+def test_the_other_file_settles_amounts_that_read_two_ways(tmp_path: Path) -> None:
+    orders, payments = _thousands_of_dong(tmp_path, "plain")
+    proposal = _propose(orders, payments)
+    mapping = _mapping(proposal)
+    reading = mapping.orders.options.amounts["order_amount"]
+    assert (reading.decimal, reading.thousands) == (",", ".")
+    assert any("agree with the other file" in note for note in proposal.orders.notes)
+    assert _counts(orders, payments, mapping, tmp_path) == {"amount_mismatch": 1}

@@ -1,0 +1,173 @@
+"""Amounts whose values read two ways: `250.000` is 250 with a decimal point and 250000 with a
+thousands dot, and a column of such values cannot say which (a shop selling in thousands of
+VND, three-decimal KWD in a semicolon file).
+
+The other file decides when its amounts are not in doubt: the reading under which the same
+orders' amounts agree is taken. Otherwise the person is asked for the decimal mark; a decimal
+mark answered alone takes the thousands separator that reads the column.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from decimal import Decimal
+
+from agent.data.formats import NUMBER_FORMATS, NumberFormat, parse_number, rival_format
+from agent.data.mapping.amounts import amount_answers, matched_amounts
+from agent.data.mapping.columns import SampleColumns
+from agent.data.mapping.proposal import Clarification, DatasetProposal
+from agent.data.schema import AmountReading, Role
+
+# Matched amounts decide only when one reading agrees with the other file (almost) always and
+# the other (almost) never, on at least this many orders.
+_MIN_MATCHED = 5
+_MARK_WORDS = {".": "dot", ",": "comma"}
+_AGREES = 0.8
+_DISAGREES = 0.2
+
+
+def decide_separators(
+    datasets: dict[Role, DatasetProposal],
+    samples: dict[Role, SampleColumns],
+    answers: dict[Role, dict[str, str]],
+    clarifications: list[Clarification],
+) -> None:
+    """Settle or ask about every amount column whose values read under two number formats.
+
+    `samples` are the two sampled files, read by column; a question is added to
+    `clarifications`, a reading settled by the other file is noted in its proposal.
+    """
+    doubtful: dict[tuple[Role, str], tuple[NumberFormat, NumberFormat]] = {}
+    for role in Role:
+        proposal = datasets[role]
+        answered = amount_answers(role, answers.get(role, {}))
+        for field, reading in list(proposal.options.amounts.items()):
+            column = proposal.column_of(field)
+            if column is None:
+                continue
+            values = samples[role].values(column)
+            parts = answered.get(field, {})
+            if "decimal" in parts and "thousands" not in parts:
+                datasets[role] = _complete(datasets[role], field, reading, values)
+            if parts:
+                continue
+            chosen = NumberFormat(reading.decimal, reading.thousands)
+            rival = rival_format(values, chosen)
+            if rival is not None:
+                doubtful[role, field] = (chosen, rival)
+    for (role, field), (chosen, rival) in doubtful.items():
+        if _settled(datasets, samples, role, field, chosen, rival, doubtful):
+            continue
+        column = datasets[role].column_of(field)
+        values = samples[role].values(str(column))
+        example = next(v for v in values if parse_number(v, chosen) != parse_number(v, rival))
+        one, two = (_plain(parse_number(example, fmt)) for fmt in (chosen, rival))
+        clarifications.append(
+            Clarification(
+                role=role,
+                field=f"{field}_decimal",
+                question=(
+                    f'{datasets[role].file_name}: the amounts in "{column}" read two ways: '
+                    f'"{example.strip()}" is {one} with "{chosen.decimal}" as the decimal mark '
+                    f'and {two} with "{rival.decimal}", and every value fits both. Which is the '
+                    "decimal mark?"
+                ),
+                choices=[_MARK_WORDS[chosen.decimal], _MARK_WORDS[rival.decimal]],
+            )
+        )
+
+
+def _plain(number: Decimal | None) -> str:
+    """A number as digits, without exponent or trailing zeros (`250`, `250000`, `12.5`)."""
+    return "?" if number is None else format(number.normalize(), "f")
+
+
+def _settled(
+    datasets: dict[Role, DatasetProposal],
+    samples: dict[Role, SampleColumns],
+    role: Role,
+    field: str,
+    chosen: NumberFormat,
+    rival: NumberFormat,
+    doubtful: dict[tuple[Role, str], tuple[NumberFormat, NumberFormat]],
+) -> bool:
+    """Whether the other file's amounts settle the reading of `field` (taking the rival's
+    when it is the one that agrees); never against another file's amounts in doubt too."""
+    other = {Role.ORDERS: (Role.PAYMENTS, "captured_amount")}.get(
+        role, (Role.ORDERS, "order_amount")
+    )
+    if field not in ("order_amount", "captured_amount") or other in doubtful:
+        return False
+    shares = [_agreement(datasets, samples, role, field, fmt) for fmt in (chosen, rival)]
+    keep, switch = shares
+    if keep is None or switch is None:
+        return False
+    if keep >= _AGREES and switch <= _DISAGREES:
+        return True
+    if switch >= _AGREES and keep <= _DISAGREES:
+        reading = datasets[role].options.amounts[field]
+        datasets[role] = _with_reading(
+            datasets[role],
+            field,
+            reading.model_copy(update={"decimal": rival.decimal, "thousands": rival.thousands}),
+            f'"{datasets[role].column_of(field)}" has "{rival.decimal}" as its decimal mark: '
+            "its amounts read both ways, and this way they agree with the other file's",
+        )
+        return True
+    return False
+
+
+def _agreement(
+    datasets: dict[Role, DatasetProposal],
+    samples: dict[Role, SampleColumns],
+    role: Role,
+    field: str,
+    fmt: NumberFormat,
+) -> float | None:
+    """The share of matched orders whose amounts agree with the other file's when `field` is
+    read under `fmt` (each side in major units); None with too few matched orders."""
+    reading = datasets[role].options.amounts[field]
+    trial = dict(datasets)
+    trial[role] = _with_reading(
+        datasets[role],
+        field,
+        reading.model_copy(update={"decimal": fmt.decimal, "thousands": fmt.thousands}),
+    )
+    orders, payments = trial[Role.ORDERS], trial[Role.PAYMENTS]
+    order_amounts, pay_amounts, exponents = matched_amounts(orders, payments, samples)
+    if len(order_amounts) < _MIN_MATCHED:
+        return None
+    order_unit = orders.options.amounts["order_amount"].unit
+    pay_unit = payments.options.amounts["captured_amount"].unit
+    agree = 0
+    for order, paid, exponent in zip(order_amounts, pay_amounts, exponents, strict=True):
+        order_major = order / 10**exponent if order_unit == "minor" else order
+        paid_major = paid / 10**exponent if pay_unit == "minor" else paid
+        agree += abs(order_major - paid_major) <= 0.01 * max(abs(order_major), abs(paid_major))
+    return agree / len(order_amounts)
+
+
+def _complete(
+    proposal: DatasetProposal, field: str, reading: AmountReading, values: Sequence[str]
+) -> DatasetProposal:
+    """`reading` with a person's decimal mark and the thousands separator, of those that go
+    with it, that reads the most values (its own first, on a tie)."""
+    formats = [f for f in NUMBER_FORMATS if f.decimal == reading.decimal]
+    formats.sort(key=lambda f: f.thousands != reading.thousands)
+    best = max(formats, key=lambda f: sum(parse_number(v, f) is not None for v in values[:1000]))
+    if best.thousands == reading.thousands:
+        return proposal
+    return _with_reading(proposal, field, reading.model_copy(update={"thousands": best.thousands}))
+
+
+def _with_reading(
+    proposal: DatasetProposal, field: str, reading: AmountReading, note: str | None = None
+) -> DatasetProposal:
+    """`proposal` reading `field` as `reading`, with `note` added to its notes."""
+    amounts = {**proposal.options.amounts, field: reading}
+    update: dict[str, object] = {
+        "options": proposal.options.model_copy(update={"amounts": amounts})
+    }
+    if note is not None:
+        update["notes"] = [*proposal.notes, note]
+    return proposal.model_copy(update=update)
