@@ -31,7 +31,7 @@ from pathlib import Path
 import duckdb
 
 from agent.data.duck import session
-from agent.data.ingest.counting import count_records
+from agent.data.ingest.counting import count_csv_records, count_records
 from agent.data.ingest.diagnosis import diagnose
 from agent.data.ingest.digest import digest_and_utf8
 from agent.data.ingest.layout import CsvLayout, fallback_to_cp1252
@@ -212,6 +212,10 @@ def _read_counted(
                 continue
             break
         records = counted.result() - skip
+        if read != records and count_csv_records(source, layout.delimiter) - skip == read:
+            # A quote inside an unquoted cell (an inch mark): text to both readers.
+            logger.info("file=<%s> | a second count agrees with the read", layout.file_name)
+            records = read
         if read != records:
             raise LedgerError(
                 f"{layout.file_name}: reading the file gave {read:,} rows, but it holds "

@@ -8,6 +8,7 @@ the first bad record by its 1-based data row (blank lines are not records).
 from __future__ import annotations
 
 import csv
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
@@ -38,25 +39,40 @@ def diagnose(path: Path, layout: CsvLayout) -> InputFileError:
             "export it again as UTF-8",
             file_name=layout.file_name,
         )
-    if problem is None and _mixed_line_endings(path):
+    mixed = _mixed_line_endings(path) if problem is None else None
+    if mixed is not None:
         return NotCsvError(
-            "the file mixes line endings (some rows end with CR alone, others with LF); "
-            "export it again or save it with one kind of line ending",
+            f"the file mixes line endings ({mixed}); export it again or save it with one kind "
+            "of line ending",
             file_name=layout.file_name,
         )
     return problem or NotCsvError("the file could not be read as CSV", file_name=layout.file_name)
 
 
-def _mixed_line_endings(path: Path) -> bool:
-    """Whether rows end with a lone CR somewhere and with LF elsewhere (DuckDB refuses that)."""
-    lone_cr = newline = False
+def _mixed_line_endings(path: Path) -> str | None:
+    """Which line endings the file mixes, in words, with the line where the second kind first
+    appears; None when its lines all end alike (DuckDB refuses a mix)."""
+    kinds = {b"\r\n": "CRLF", b"\r": "CR alone", b"\n": "LF alone"}
+    first: bytes | None = None
+    line = 1
+    tail = b""
     with path.open("rb") as handle:
         while chunk := handle.read(1 << 22):
-            lone_cr = lone_cr or chunk.count(b"\r") > chunk.count(b"\r\n")
-            newline = newline or b"\n" in chunk
-            if lone_cr and newline:
-                return True
-    return False
+            text = tail + chunk
+            # A CR at the end of a chunk may be the first half of a CRLF: read it with the next.
+            tail = b"\r" if text.endswith(b"\r") else b""
+            text = text[: len(text) - len(tail)]
+            for ending in re.finditer(rb"\r\n|\r|\n", text):
+                kind = ending.group()
+                if first is None:
+                    first = kind
+                elif kind != first:
+                    return (
+                        f"lines end with {kinds[first]} until line {line}, which ends with "
+                        f"{kinds[kind]}"
+                    )
+                line += 1
+    return None
 
 
 def first_problem(handle: IO[str], layout: CsvLayout) -> InputFileError | None:

@@ -308,3 +308,24 @@ def test_a_file_that_starts_as_utf16_but_is_not_is_refused_by_name(tmp_path: Pat
     data = codecs.BOM_UTF16_LE + "id,amount\n".encode("utf-16-le") + b"\x00\xd8x\x00"
     with pytest.raises(EncodingError, match=r"exported\.csv: the file starts as UTF-16"):
         inspect_csv(write(tmp_path, "exported.csv", data), "exported.csv", max_bytes=LIMIT)
+
+
+def test_an_inch_mark_inside_a_cell_is_text_not_a_quote(tmp_path: Path) -> None:
+    # The byte scan takes the quote for an opening one; DuckDB and Python's csv module read it
+    # as text, and agree on the six rows: the read goes on.
+    notes = ["x", "x", '5" screen', "x", "x", "x"]
+    rows = "".join(f"{1000 + i},{i}.00,USD,{note}\n" for i, note in enumerate(notes))
+    path = write(tmp_path, "orders.csv", b"order_id,total,currency,note\n" + rows.encode())
+    assert count_records(path) != 7
+    assert read_whole(path).records == 6
+
+
+@pytest.mark.parametrize(("first", "second"), [(b"\n", b"\r\n"), (b"\r\n", b"\n")])
+def test_a_file_mixing_crlf_and_lf_names_the_line_where_the_mix_starts(
+    tmp_path: Path, first: bytes, second: bytes
+) -> None:
+    lines = [b"order_id,total,currency", *(f"{1000 + i},{i}.00,USD".encode() for i in range(5))]
+    data = b"".join(line + (second if n == 3 else first) for n, line in enumerate(lines))
+    path = write(tmp_path, "orders.csv", data)
+    with pytest.raises(NotCsvError, match=r"mixes line endings .* until line 4, which ends with"):
+        read_whole(path)
