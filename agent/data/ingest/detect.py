@@ -107,7 +107,16 @@ def _decode_head(
     head: bytes, file_name: str, *, complete: bool
 ) -> tuple[str, str, tuple[str, ...]]:
     if head.startswith(codecs.BOM_UTF8):
-        return "utf-8", head[3:].decode("utf-8", errors="ignore"), ()
+        try:
+            text = codecs.getincrementaldecoder("utf-8")().decode(head[3:], final=complete)
+        except UnicodeDecodeError as error:
+            raise EncodingError(
+                "the file starts as UTF-8 text (a byte order mark) but holds bytes that are not "
+                f"UTF-8 (byte {error.start + 4:,} of the file, a Windows-1252 letter perhaps); "
+                "export it again as UTF-8",
+                file_name=file_name,
+            ) from error
+        return "utf-8", text, ()
     if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         try:
             text = codecs.getincrementaldecoder("utf-16")().decode(head, final=complete)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from itertools import islice
 from pathlib import Path
 
-from agent.errors import DuplicateHeaderError, MissingHeaderError, NotCsvError
+from agent.errors import DuplicateHeaderError, EncodingError, MissingHeaderError, NotCsvError
 
 # The largest cell any reader accepts (Python's csv module and DuckDB alike), and the widest
 # header: beyond these a file is refused rather than read slowly into memory.
@@ -69,12 +69,19 @@ def layout_from_options(
 
     Used when reconciling: the file is read exactly as approved, never sniffed again.
     """
-    with path.open("r", encoding=python_codec(encoding), newline="") as handle:
-        for _ in range(header_row - 1):
-            handle.readline()
-        reader = csv.reader(handle, delimiter=delimiter)
-        record = next(reader, [])
-        rows = [row for row in islice(reader, FIT_ROWS) if any(cell.strip() for cell in row)]
+    try:
+        with path.open("r", encoding=python_codec(encoding), newline="") as handle:
+            for _ in range(header_row - 1):
+                handle.readline()
+            reader = csv.reader(handle, delimiter=delimiter)
+            record = next(reader, [])
+            rows = [row for row in islice(reader, FIT_ROWS) if any(c.strip() for c in row)]
+    except UnicodeDecodeError as error:
+        raise EncodingError(
+            f"the file is not valid {encoding} text near its start, as the approved reading "
+            "says it is; export it again as UTF-8",
+            file_name=file_name,
+        ) from error
     widths = Counter(len(row) for row in rows)
     if widths:
         record = fit_header(record, rows, max(widths, key=lambda w: (widths[w], w))) or record

@@ -329,3 +329,11 @@ def test_a_file_mixing_crlf_and_lf_names_the_line_where_the_mix_starts(
     path = write(tmp_path, "orders.csv", data)
     with pytest.raises(NotCsvError, match=r"mixes line endings .* until line 4, which ends with"):
         read_whole(path)
+
+
+def test_a_byte_order_mark_over_windows_1252_bytes_is_refused_by_name(tmp_path: Path) -> None:
+    data = codecs.BOM_UTF8 + b"order_id,total,currency,note\n1001,10.00,USD,caf\xe9\n"
+    path = write(tmp_path, "orders.csv", data)
+    with pytest.raises(EncodingError, match="byte order mark") as refused:
+        inspect_csv(path, "orders.csv", max_bytes=LIMIT)
+    assert refused.value.file_name == "orders.csv"
