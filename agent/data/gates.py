@@ -38,14 +38,16 @@ class Fix:
     role: Role
     reading: IdReading
     share: float
+    payments_too: IdReading | None = None  # an orders' fix that needs the references' too
 
     def edit(self) -> str:
         """The edit a person types (`edit payments.id_prefix=WC-`), quoted for a shell-like line."""
-        changed = self.reading.model_dump(exclude_defaults=True)
         parts = []
-        for name, value in changed.items():
-            shown = "yes" if value is True else shlex.quote(str(value))
-            parts.append(f"{self.role.value}.id_{name}={shown}")
+        for role, reading in ((self.role, self.reading), (Role.PAYMENTS, self.payments_too)):
+            changed = {} if reading is None else reading.model_dump(exclude_defaults=True)
+            for name, value in changed.items():
+                shown = "yes" if value is True else shlex.quote(str(value))
+                parts.append(f"{role.value}.id_{name}={shown}")
         return " ".join(parts)
 
 
@@ -198,10 +200,14 @@ def _likely_fix(con: duckdb.DuckDBPyConnection, mapping: Mapping, current: float
     zeros = {k.lstrip("0") or "0" for k in keys}
     reading = pay_base.model_copy(update={"strip_zeros": True})
     share = _named_share(raw_refs, reading, keys.__contains__)
-    if share < MIN_MATCH_SHARE:
-        # Zeros on both sides: the orders are read without them too.
-        share = _named_share(raw_refs, reading, zeros.__contains__)
     tried.append((Fix(Role.PAYMENTS, reading, share), share))
+    # Zeros on the orders' side (`001001` for `1001`): the orders are read without them, and
+    # the references too where both sides have some.
+    orders = ord_base.model_copy(update={"strip_zeros": True})
+    share = _named_share(raw_refs, pay_base, zeros.__contains__)
+    tried.append((Fix(Role.ORDERS, orders, share), share))
+    share = _named_share(raw_refs, reading, zeros.__contains__)
+    tried.append((Fix(Role.ORDERS, orders, share, payments_too=reading), share))
     good = [fix for fix, share in tried if share >= MIN_MATCH_SHARE and share > current]
     return max(good, key=lambda fix: fix.share, default=None)
 

@@ -67,11 +67,29 @@ def _validate(
         (
             [str(1000 + i) for i in range(N)],
             [f"00{1000 + i}" for i in range(N)],
-            "id_strip_zeros=yes",
+            "payments.id_strip_zeros=yes",
             {Role.PAYMENTS: {"id_strip_zeros": "yes"}},
         ),
+        (
+            [f"00{1000 + i}" for i in range(N)],
+            [str(1000 + i) for i in range(N)],
+            "edit orders.id_strip_zeros=yes (",
+            {Role.ORDERS: {"id_strip_zeros": "yes"}},
+        ),
+        (
+            [f"00{1000 + i}" for i in range(N)],
+            [f"0{1000 + i}" for i in range(N)],
+            "orders.id_strip_zeros=yes payments.id_strip_zeros=yes",
+            {Role.ORDERS: {"id_strip_zeros": "yes"}, Role.PAYMENTS: {"id_strip_zeros": "yes"}},
+        ),
     ],
-    ids=["prefix-on-orders", "reference-in-free-text", "leading-zeros"],
+    ids=[
+        "prefix-on-orders",
+        "reference-in-free-text",
+        "leading-zeros",
+        "leading-zeros-on-orders",
+        "leading-zeros-on-both",
+    ],
 )
 def test_a_reading_that_matches_nothing_asks_with_the_likely_fix(
     tmp_path: Path,
