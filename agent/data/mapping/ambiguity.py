@@ -214,11 +214,22 @@ def role_question(
     return None
 
 
-def currency_question(role: Role, file_name: str) -> Clarification:
-    """The question for a file without a currency column whose amounts do not say theirs."""
-    return Clarification(
-        role=role,
-        field="currency",
-        question=f"{file_name} has no currency column. Which currency are its amounts in?",
-        choices=["USD", "EUR", "GBP"],
-    )
+def currency_question(
+    role: Role, file_name: str, symbols: tuple[str, list[str], list[str]] | None = None
+) -> Clarification:
+    """The question for a file without a currency column whose amounts do not say theirs.
+
+    `symbols` is a column of currency symbols instead of codes, its symbols and the codes they
+    can stand for: the question says what it holds, and offers those codes first.
+    """
+    choices = ["USD", "EUR", "GBP"]
+    question = f"{file_name} has no currency column. Which currency are its amounts in?"
+    if symbols is not None:
+        column, marks, codes = symbols
+        choices = [*codes, *(c for c in choices if c not in codes)]
+        question = (
+            f'{file_name} has no column of currency codes: "{column}" holds '
+            f"{', '.join(marks)}, a symbol, not an ISO 4217 code. Which currency are its "
+            "amounts in? (Every row is read in the one you choose.)"
+        )
+    return Clarification(role=role, field="currency", question=question, choices=choices)

@@ -10,8 +10,10 @@ from __future__ import annotations
 from agent.data.currency import CURRENCY_EXPONENTS
 from agent.data.mapping.ambiguity import currency_question
 from agent.data.mapping.evidence import Evidence
+from agent.data.mapping.headers import normalize_header
 from agent.data.mapping.proposal import Clarification, DatasetProposal
 from agent.data.schema import Role
+from agent.data.schema.words import CURRENCY_ALIASES
 
 # Currency symbols and the ISO codes they can stand for. A symbol that stands for one currency
 # says it; `$` and `¥` need the other file to say which.
@@ -56,7 +58,8 @@ def decide_currencies(
             continue
         found = _currency_of_amounts(role, datasets, evidence)
         if found is None:
-            clarifications.append(currency_question(role, proposal.file_name))
+            symbols = _symbol_column(proposal, evidence[role])
+            clarifications.append(currency_question(role, proposal.file_name, symbols))
             continue
         code, why = found
         choices = [
@@ -70,6 +73,21 @@ def decide_currencies(
                 "notes": [*proposal.notes, f"no currency column: {why}, read as {code}"],
             }
         )
+
+
+def _symbol_column(
+    proposal: DatasetProposal, evidence: Evidence
+) -> tuple[str, list[str], list[str]] | None:
+    """A column named like a currency column that holds currency symbols (`€`) instead of
+    codes: its name, its symbols and the codes they can stand for; None if there is none."""
+    for column in proposal.columns:
+        if normalize_header(column) not in CURRENCY_ALIASES:
+            continue
+        marks = sorted({v.strip() for v in evidence.columns.values(column)} - {""})
+        if marks and all(m in _SYMBOL_CODES for m in marks):
+            codes = list(dict.fromkeys(c for m in marks for c in _SYMBOL_CODES[m]))
+            return column, marks, codes
+    return None
 
 
 def _currency_of_amounts(

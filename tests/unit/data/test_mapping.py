@@ -300,3 +300,20 @@ def test_header_matching_ignores_case_spacing_and_punctuation() -> None:
     captured = spec(Role.PAYMENTS, "captured_amount")
     assert header_score(captured, "Amount Refunded") < 0.5
     assert header_score(captured, "Converted Amount") < 0.5
+
+
+def test_a_currency_column_of_symbols_is_asked_about_with_what_it_holds(tmp_path: Path) -> None:
+    orders = tmp_path / "orders.csv"
+    orders.write_text(
+        "order_id,total,currency\n" + "".join(f"{1000 + i},{10 + i}.00,€\n" for i in range(8))
+    )
+    payments = tmp_path / "payments.csv"
+    payments.write_text(
+        "payment_id,order_id,amount,currency\n"
+        + "".join(f"ch_{i},{1000 + i},{10 + i}.00,usd\n" for i in range(8))
+    )
+    proposal = propose(orders, payments)
+    [question] = [q for q in proposal.clarifications if q.field == "currency"]
+    # Not the other file's USD first: the orders say euros, in a symbol.
+    assert '"currency" holds €, a symbol' in question.question
+    assert question.choices[0] == "EUR"
