@@ -1,14 +1,17 @@
--- Totals per currency: all orders, all captures, and the orders that matched cleanly: those
--- the row ledger counts as matched (not evidence of any finding, a refund's included).
-WITH matched AS (
-    SELECT r FROM ledger_rows WHERE role = 'orders' AND bucket = 'matched'
+-- Totals per currency: all orders, all captures, and the orders that matched cleanly: as the
+-- row ledger counts them, paid, of no category, and evidence of no finding (a refund's, a
+-- payment's naming several orders).
+WITH evidence AS (
+    SELECT DISTINCT unnest(order_rows) - 1 AS r FROM findings
 ), o AS (
     SELECT CAST(f.currency AS VARCHAR) AS currency, any_value(f.exponent) AS exponent,
            count(*) AS orders,
            sum(f.amount_minor) AS total,
-           count(m.r) AS matched,
-           sum(f.amount_minor) FILTER (WHERE m.r IS NOT NULL) AS matched_total
-    FROM order_findings f LEFT JOIN matched m ON m.r = f.r GROUP BY 1
+           count(*) FILTER (WHERE f.category IS NULL AND f.n IS NOT NULL AND e.r IS NULL)
+               AS matched,
+           sum(f.amount_minor) FILTER (WHERE f.category IS NULL AND f.n IS NOT NULL
+                                         AND e.r IS NULL) AS matched_total
+    FROM order_findings f LEFT JOIN evidence e ON e.r = f.r GROUP BY 1
 ), p AS (
     SELECT CAST(currency AS VARCHAR) AS currency, any_value(exponent) AS exponent,
            count(*) AS captures,

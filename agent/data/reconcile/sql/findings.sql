@@ -73,8 +73,11 @@ WITH finding_payments AS MATERIALIZED (
     GROUP BY 1
 ), multi_besides AS (
     -- Those payments, reviewed with the payment naming several orders (their rows and ids).
-    SELECT m.payment_r AS r, list(p.r + 1) AS rows, list(pr.payment_id ORDER BY p.r) AS ids
-    FROM multi_links m JOIN payments p ON p.order_r = m.order_r
+    SELECT m.payment_r AS r, list(p.r + 1 ORDER BY p.r) AS rows,
+           list(pr.payment_id ORDER BY p.r) AS ids
+    FROM multi_links m
+    JOIN (SELECT r FROM order_findings WHERE n IS NOT NULL) f ON f.r = m.order_r
+    JOIN payments p ON p.order_r = m.order_r
     JOIN payments_rows pr ON pr.rowid = p.r
     GROUP BY 1
 ), multi_refunds AS (
