@@ -29,6 +29,7 @@ from agent.errors import (
     HeaderOnlyError,
     MissingHeaderError,
     NotCsvError,
+    RaggedRowsError,
 )
 
 DELIMITERS = (",", ";", "\t", "|")
@@ -89,6 +90,11 @@ def inspect_head(head: bytes, size: int, file_name: str) -> CsvSample:
     rows = data[:SAMPLE_ROWS]
     width = len(columns)
     if any(map(width.__ne__, map(len, rows))):  # the first ragged row is named
+        if not complete:  # numbered as the whole read numbers rows (blank records counted)
+            whole_lines = text[: max(text.rfind("\n"), text.rfind("\r")) + 1]
+            problem = first_problem(io.StringIO(whole_lines, newline=""), layout)
+            if isinstance(problem, RaggedRowsError):
+                raise problem
         number, record = next((n, r) for n, r in enumerate(rows, start=1) if len(r) != width)
         raise ragged_row_error(file_name, number, len(record), width, delimiter)
     if not rows:

@@ -337,3 +337,22 @@ def test_a_byte_order_mark_over_windows_1252_bytes_is_refused_by_name(tmp_path: 
     with pytest.raises(EncodingError, match="byte order mark") as refused:
         inspect_csv(path, "orders.csv", max_bytes=LIMIT)
     assert refused.value.file_name == "orders.csv"
+
+
+def test_a_ragged_row_in_the_head_of_a_big_file_is_numbered_as_in_a_small_one(
+    tmp_path: Path,
+) -> None:
+    # A delimiter-only record counts as a row (the ledger ignores it); the sample of a head
+    # cut from a file bigger than it drops it, and numbered the next rows one too low.
+    note = "x" * 15_000
+    rows = [f"{1000 + i},{i}.00,USD,{note}" for i in range(1, 301)]
+    rows[1] = ",,,"
+    rows[3] += ",extra"
+    data = ("order_id,total,currency,note\n" + "\n".join(rows) + "\n").encode()
+    assert len(data) > 4 << 20
+    with pytest.raises(RaggedRowsError) as big:
+        inspect_csv(write(tmp_path, "big.csv", data), "big.csv", max_bytes=LIMIT)
+    small = ("order_id,total,currency,note\n" + "\n".join(rows[:10]) + "\n").encode()
+    with pytest.raises(RaggedRowsError) as whole:
+        inspect_csv(write(tmp_path, "small.csv", small), "small.csv", max_bytes=LIMIT)
+    assert big.value.row == whole.value.row == 4
