@@ -98,6 +98,7 @@ class ColumnCache:
                 columns=tuple(saved["columns"]),
                 notes=tuple(saved["notes"]),
                 records=int(saved["records"]),
+                warnings=tuple(saved.get("warnings", ())),
             )
             digest_read = str(saved["digest"])
             now = time.time()
@@ -314,6 +315,7 @@ class ColumnCache:
             "columns": list(layout.columns),
             "notes": list(layout.notes),
             "records": layout.records,
+            "warnings": list(layout.warnings),
         }
         partial = self.folder / f".{key}.{os.getpid()}.json"
         partial.write_text(json.dumps(saved), encoding="utf-8")

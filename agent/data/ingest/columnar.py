@@ -31,8 +31,8 @@ from pathlib import Path
 import duckdb
 
 from agent.data.duck import session
-from agent.data.ingest.counting import count_csv_records, count_records
-from agent.data.ingest.diagnosis import diagnose
+from agent.data.ingest.counting import count_csv_records, scan_records
+from agent.data.ingest.diagnosis import diagnose, swallowed_rows
 from agent.data.ingest.digest import digest_and_utf8
 from agent.data.ingest.layout import CsvLayout, fallback_to_cp1252
 from agent.data.ingest.reader import duckdb_source, read_csv_sql, sql_string
@@ -193,7 +193,7 @@ def _read_counted(
         for attempt in range(2):
             source, skip = duckdb_source(path, layout, Path(folder))
             counted = helpers.submit(
-                count_records, source, _reporter(layout.file_name, size, progress)
+                scan_records, source, _reporter(layout.file_name, size, progress)
             )
             first_utf8 = attempt == 0 and layout.encoding == "utf-8"
             try:
@@ -211,7 +211,8 @@ def _read_counted(
                 layout = fallback_to_cp1252(layout)
                 continue
             break
-        records = counted.result() - skip
+        records, quoted_breaks = counted.result()
+        records -= skip
         if read != records and count_csv_records(source, layout.delimiter) - skip == read:
             # A quote inside an unquoted cell (an inch mark): text to both readers.
             logger.info("file=<%s> | a second count agrees with the read", layout.file_name)
@@ -226,6 +227,8 @@ def _read_counted(
             raise HeaderOnlyError(
                 "the file has a header row but no data rows", file_name=layout.file_name
             )
+        if quoted_breaks and (swallowed := swallowed_rows(source, layout)) is not None:
+            layout = replace(layout, warnings=(*layout.warnings, swallowed))
         if progress is not None:
             progress(layout.file_name, records, 1.0)
         return digest.result()[0], replace(layout, records=records)

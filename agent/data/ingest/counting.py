@@ -6,6 +6,7 @@ import codecs
 import csv
 from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -23,7 +24,19 @@ constant so that tests can make it tiny and put chunk boundaries inside CRLFs an
 _LF, _CR, _QUOTE = 0x0A, 0x0D, 0x22
 
 
+class RecordCount(NamedTuple):
+    """A file's records (header included) and the line breaks inside its quoted cells."""
+
+    records: int
+    quoted_breaks: int
+
+
 def count_records(path: Path, progress: Callable[[int, int], None] | None = None) -> int:
+    """The non-blank CSV records of a file, header included (`scan_records`)."""
+    return scan_records(path, progress).records
+
+
+def scan_records(path: Path, progress: Callable[[int, int], None] | None = None) -> RecordCount:
     """The non-blank CSV records of a UTF-8 (or other ASCII-based) file, header included.
 
     The ledger's independent count: a quote-aware scan of the bytes, separate from DuckDB's
@@ -39,7 +52,7 @@ def count_records(path: Path, progress: Callable[[int, int], None] | None = None
     cache (it is compiled again, beside the parse, on a machine whose cores the parse keeps
     busy).
     """
-    records = 0
+    records = breaks = 0
     in_quote = False
     at_start = True  # the last byte seen ended a line outside quotes, or none was seen yet
     consumed = 0
@@ -53,13 +66,14 @@ def count_records(path: Path, progress: Callable[[int, int], None] | None = None
             handle.seek(0)
         while read := handle.readinto(buffer):
             consumed += read
-            ends, in_quote, at_start = _scan(
+            ends, inside, in_quote, at_start = _scan(
                 data[:read], marks[:read], scratch[:read], in_quote, at_start
             )
             records += ends
+            breaks += inside
             if progress is not None:
                 progress(records, consumed)
-    return records + (0 if at_start else 1)
+    return RecordCount(records + (0 if at_start else 1), breaks)
 
 
 def _scan(
@@ -68,8 +82,9 @@ def _scan(
     scratch: npt.NDArray[np.bool_],
     in_quote: bool,
     at_start: bool,
-) -> tuple[int, bool, bool]:
-    """The records `chunk` ends, and whether it leaves a quote open and a line just ended.
+) -> tuple[int, int, bool, bool]:
+    """The records `chunk` ends, the line breaks inside its quotes, and whether it leaves a
+    quote open and a line just ended.
 
     Only quotes, CRs and LFs matter, and they are few, so their positions are found in whole-
     array passes (`marks` and `scratch` are work space the size of `chunk`) and the rules are
@@ -86,7 +101,7 @@ def _scan(
     np.logical_or(marks, scratch, out=marks)
     where = np.flatnonzero(marks)
     if where.size == 0:
-        return 0, in_quote, False
+        return 0, 0, in_quote, False
     quote = chunk[where] == _QUOTE
     # Quote parity after each marked byte (including it): for a line ending, inside quotes.
     inside = np.bitwise_xor.accumulate(quote.view(np.uint8)).view(np.bool_)
@@ -98,9 +113,10 @@ def _scan(
     np.equal(where[1:], where[:-1] + 1, out=follows[1:])
     follows[1:] &= ~quote[:-1]
     ends = np.count_nonzero(~(quote | inside | follows))
+    quoted_breaks = np.count_nonzero(inside & ~quote)
     still_in_quote = bool(inside[-1])
     line_just_ended = where[-1] == chunk.size - 1 and not quote[-1] and not still_in_quote
-    return int(ends), still_in_quote, bool(line_just_ended)
+    return int(ends), int(quoted_breaks), still_in_quote, bool(line_just_ended)
 
 
 def count_csv_records(path: Path, delimiter: str) -> int:

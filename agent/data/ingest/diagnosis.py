@@ -133,3 +133,35 @@ def ragged_row_error(
 def megabytes(size: int) -> str:
     """A byte size in megabytes, for messages."""
     return f"{size / (1 << 20):.1f} MB"
+
+
+def swallowed_rows(path: Path, layout: CsvLayout, limit: int = 3) -> str | None:
+    """A warning naming the cells that hold a line break and, on a line of their own, as many
+    separators as a row has; None when no cell does.
+
+    A quote left open in one cell and closed rows later is valid CSV: the rows between read
+    as that cell's text, and the file's count agrees, so nothing else would show they are
+    gone. `path` is a UTF-8 file that starts at its header record (`duckdb_source`).
+    """
+    csv.field_size_limit(MAX_CELL_BYTES)
+    separators = len(layout.columns) - 1
+    found: list[str] = []
+    with path.open(encoding="utf-8-sig", errors="replace", newline="") as handle:
+        records = (r for r in csv.reader(handle, delimiter=layout.delimiter) if r)
+        next(records, None)
+        for row, record in enumerate(records, start=1):
+            for column, cell in zip(layout.columns, record, strict=False):
+                lines = cell.splitlines()
+                if len(lines) > 1 and any(
+                    line.count(layout.delimiter) >= separators for line in lines
+                ):
+                    found.append(f'row {row} ("{column}")')
+            if len(found) >= limit:
+                break
+    if not found:
+        return None
+    return (
+        f"a cell holds line breaks and a whole row's worth of separators, e.g. "
+        f"{', '.join(found)}: a quote may be missing there, and the rows inside that cell are "
+        "read as its text, not as rows; check the file"
+    )

@@ -46,6 +46,7 @@ class CsvLayout:
     columns: tuple[str, ...]
     notes: tuple[str, ...] = ()
     records: int | None = None
+    warnings: tuple[str, ...] = ()  # what the whole read saw that a person should check
 
     @property
     def delimiter_name(self) -> str:

@@ -152,6 +152,9 @@ def validate_columns(
     assert gates is not None
     report = merge(merge(done[Role.ORDERS], done[Role.PAYMENTS]), gates)
     report.facts[:0] = [f"{names[role]}: {columns[role].records:,} rows read" for role in Role]
+    report.warnings[:0] = [
+        f"{names[role]}: {warning}" for role in Role for warning in columns[role].layout.warnings
+    ]
     if kept is not None:
         for role in missing:  # kept for the next validation and the reconciliation
             case.loaded[role] = loads[role]

@@ -21,6 +21,7 @@ import pytest
 import agent.data.reconcile.run as run_module
 from agent.data.cache import ColumnCache, Reading
 from agent.data.ingest import columnar, inspect_csv
+from agent.data.ingest.counting import RecordCount
 from agent.data.normalize.load import Source
 from agent.data.normalize.memo import ValidationMemo
 from agent.data.pipeline import run_job
@@ -132,8 +133,9 @@ def test_a_file_that_does_not_add_up_is_never_cached(
     path = tmp_path / "orders.csv"
     path.write_text("id,total\n1,2\n3,4\n")
     cache = cache_in(tmp_path / "cache")
-    # The independent count finds a record more than DuckDB parsed (a lost row).
-    monkeypatch.setattr(columnar, "count_records", lambda source, progress=None: 4)
+    # The independent counts find a record more than DuckDB parsed (a lost row).
+    monkeypatch.setattr(columnar, "scan_records", lambda source, progress=None: RecordCount(4, 0))
+    monkeypatch.setattr(columnar, "count_csv_records", lambda source, delimiter: 4)
     with pytest.raises(LedgerError, match="gave 2 rows, but it holds 3"):
         cache.columns("orders.csv", UTF8_COMMA, lambda: nullcontext(path), digest=sha(path))
     assert cache.get(sha(path), UTF8_COMMA) is None

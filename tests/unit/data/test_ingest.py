@@ -356,3 +356,25 @@ def test_a_ragged_row_in_the_head_of_a_big_file_is_numbered_as_in_a_small_one(
     with pytest.raises(RaggedRowsError) as whole:
         inspect_csv(write(tmp_path, "small.csv", small), "small.csv", max_bytes=LIMIT)
     assert big.value.row == whole.value.row == 4
+
+
+def test_a_quote_that_swallows_rows_is_a_warning_naming_the_cell(tmp_path: Path) -> None:
+    # Valid CSV: the quote opened in row 3 closes in the next line, whose payment becomes
+    # text of row 3's description. Both counts agree on 5 rows; only the cell's shape tells.
+    header = "payment_id,order_id,amount,currency,status,description\n"
+    rows = [
+        "p1,1001,10.00,USD,succeeded,ok\n",
+        "p2,1002,20.00,USD,succeeded,ok\n",
+        'p3,1003,30.00,USD,succeeded,"Gift\n',
+        'p4,1004,40.00,USD,succeeded,Note"\n',
+        "p5,1005,50.00,USD,succeeded,ok\n",
+        "p6,1006,60.00,USD,succeeded,ok\n",
+    ]
+    swallowed = read_whole(write(tmp_path, "payments.csv", (header + "".join(rows)).encode()))
+    assert swallowed.records == 5
+    [warning] = swallowed.warnings
+    assert 'row 3 ("description")' in warning and "a quote may be missing" in warning
+    # A note written on two lines is not a row.
+    rows[2:4] = ['p3,1003,30.00,USD,succeeded,"Gift\nwrap, red"\n']
+    plain = read_whole(write(tmp_path, "notes.csv", (header + "".join(rows)).encode()))
+    assert (plain.records, plain.warnings) == (5, ())
