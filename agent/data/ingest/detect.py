@@ -10,17 +10,21 @@ from __future__ import annotations
 import codecs
 import csv
 import io
+import re
 from itertools import compress, islice
 from pathlib import Path
 
 from agent.data.ingest.diagnosis import first_problem, megabytes, ragged_row_error
 from agent.data.ingest.layout import (
+    MIXED_ENCODING,
+    MIXED_NOTE,
     CsvLayout,
     CsvSample,
     fit_header,
     header_columns,
     holds_values,
 )
+from agent.data.ingest.mixed_codec import mixed_codec
 from agent.errors import (
     CellTooLargeError,
     EmptyFileError,
@@ -33,6 +37,11 @@ from agent.errors import (
 )
 
 DELIMITERS = (",", ";", "\t", "|")
+# A multi-byte UTF-8 letter (`Ü` is C3 9C): in a Windows-1252 file such pairs are rare
+# nonsense (`Ãœ`), so one beside bytes that are not UTF-8 says the file is UTF-8 with strays.
+_UTF8_LETTER = re.compile(
+    rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf4][\x80-\xbf]{3}"
+)
 HEAD_BYTES = 4 << 20
 SAMPLE_ROWS = 20_000
 SNIFF_RECORDS = 60
@@ -147,6 +156,9 @@ def _decode_head(
         return "utf-8", codecs.getincrementaldecoder("utf-8")().decode(head, final=complete), ()
     except UnicodeDecodeError:
         pass
+    if _UTF8_LETTER.search(head):  # UTF-8 letters beside stray bytes: a UTF-8 file, mostly
+        text = codecs.getincrementaldecoder(mixed_codec())().decode(head, final=complete)
+        return MIXED_ENCODING, text, (MIXED_NOTE,)
     try:
         text = head.decode("cp1252")
     except UnicodeDecodeError as error:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from itertools import islice
 from pathlib import Path
 
+from agent.data.ingest.mixed_codec import mixed_codec
 from agent.errors import DuplicateHeaderError, EncodingError, MissingHeaderError, NotCsvError
 
 # The largest cell any reader accepts (Python's csv module and DuckDB alike), and the widest
@@ -124,11 +125,15 @@ def fit_header(header: list[str], rows: list[list[str]], width: int) -> list[str
     return (header + [""] * width)[:width]
 
 
+MIXED_ENCODING = "utf-8+cp1252"
+"""UTF-8 with the bytes that are not UTF-8 read as Windows-1252 (`mixed_codec`)."""
+MIXED_NOTE = "not all UTF-8: the bytes that are not UTF-8 read as Windows-1252"
+
+
 def fallback_to_cp1252(layout: CsvLayout) -> CsvLayout:
-    """The same layout read as Windows-1252: for a file whose invalid UTF-8 starts late."""
-    return replace(
-        layout, encoding="cp1252", notes=(*layout.notes, "not UTF-8: read as Windows-1252")
-    )
+    """The same layout with the bytes that are not UTF-8 read as Windows-1252: for a file
+    whose head is UTF-8 and whose invalid UTF-8 starts later."""
+    return replace(layout, encoding=MIXED_ENCODING, notes=(*layout.notes, MIXED_NOTE))
 
 
 def header_columns(record: list[str], file_name: str) -> tuple[str, ...]:
@@ -167,4 +172,6 @@ def header_columns(record: list[str], file_name: str) -> tuple[str, ...]:
 
 def python_codec(encoding: str) -> str:
     """The Python codec that reads a layout's encoding (UTF-8 skipping a leading BOM)."""
+    if encoding == MIXED_ENCODING:
+        return mixed_codec()
     return {"utf-8": "utf-8-sig", "utf-16": "utf-16", "cp1252": "cp1252"}[encoding]

@@ -139,8 +139,29 @@ def test_invalid_utf8_late_in_the_file_falls_back_to_windows_1252(tmp_path: Path
     data = head.encode() + "9,1.00,Caf\xe9\n".encode("cp1252")
     path = write(tmp_path, "late.csv", data)
     layout = read_whole(path)
-    assert layout.encoding == "cp1252"
+    assert layout.encoding == "utf-8+cp1252"
     assert "Windows-1252" in layout.notes[-1]
+    con = duckdb.connect()
+    read_table(con, "t", "SELECT * FROM {source}", path, layout)
+    assert con.execute("SELECT c2 FROM t WHERE c2 LIKE 'Caf%'").fetchall() == [("Café",)]
+
+
+def test_a_utf8_file_with_a_stray_windows_1252_byte_keeps_its_utf8_letters(
+    tmp_path: Path,
+) -> None:
+    # Read whole as Windows-1252, "MÜ-1002" would be "MÃœ-1002" and match no payment.
+    data = "order_id,total,note\n1001,1.00,a\nMÜ-1002,2.00,b\n".encode() + b"1003,3.00,caf\xe9\n"
+    path = write(tmp_path, "orders.csv", data)
+    sample = inspect_csv(path, "orders.csv", max_bytes=LIMIT)
+    assert sample.layout.encoding == "utf-8+cp1252"
+    assert [row[0] for row in sample.rows] == ["1001", "MÜ-1002", "1003"]
+    con = duckdb.connect()
+    read_table(con, "t", "SELECT * FROM {source}", path, sample.layout)
+    assert con.execute("SELECT c0, c2 FROM t").fetchall() == [
+        ("1001", "a"),
+        ("MÜ-1002", "b"),
+        ("1003", "café"),
+    ]
 
 
 @pytest.mark.parametrize("delimiter", [",", ";", "\t", "|"])
