@@ -170,7 +170,13 @@ def sql_timestamp(column: str, fmt: TimestampFormat) -> str:
     is microseconds since 1970-01-01 UTC, and the zone conversion is only paid for other zones.
     """
     pattern = fmt.pattern.replace("'", "''")
-    parsed = f"try_strptime({sql_trim(column)}, '{pattern}')"
+    text = sql_trim(column)
+    if "%z" in fmt.pattern:  # DuckDB's %z takes +00:00 but not the Z that Python's takes
+        utc = f"substr({text}, 1, length({text}) - 1) || '+00:00'"
+        text = f"(CASE WHEN suffix({text}, 'Z') OR suffix({text}, 'z') THEN {utc} ELSE {text} END)"
+    parsed = f"try_strptime({text}, '{pattern}')"
+    if "%Y" in fmt.pattern:  # DuckDB's %Y takes `25` as the year 25: a two-digit year misread
+        parsed = f"(CASE WHEN year({parsed}) >= 1000 THEN {parsed} END)"
     if "%z" in fmt.pattern or fmt.pattern.endswith("Z") or fmt.timezone in (None, "UTC", "Etc/UTC"):
         return parsed
     zone = fmt.timezone.replace("'", "''")

@@ -95,7 +95,7 @@ def test_each_unreadable_value_warning_says_what_reconciling_does_and_it_does_th
     tmp_path: Path, files: dict[Role, tuple[Path, str]]
 ) -> None:
     report = load_and_validate(connect(), files, mapping())
-    said = {w.split('" (', 1)[1].split(")", 1)[0]: w for w in report.warnings}
+    said = {w.split('" (', 1)[1].split(")", 1)[0]: w for w in report.warnings if '" (' in w}
     # A required value that does not read: what happens depends on the row's kind (the
     # exceptions CSV gives each row's reason), so the warning claims nothing.
     for field, row in (("order_amount", 10), ("currency", 20), ("order_id", 30)):
@@ -233,3 +233,29 @@ def test_an_amount_naming_another_currency_than_its_row_is_named(
         and "e.g. rows 5" in w
         for w in report.warnings
     )
+
+
+def test_times_that_cannot_be_checked_are_said_before_approval(
+    tmp_path: Path, files: dict[Role, tuple[Path, str]]
+) -> None:
+    # "Z" (Stripe, Shopify) reads; a two-digit year in a four-digit column does not (it was
+    # read as the year 25); an empty date leaves its row unchecked; each is said.
+    text = (
+        "id,total,ccy,date\n1001,1.00,USD,2025-10-01T10:00:00Z\n"
+        "1002,2.00,USD,2025-10-02T10:00:00+02:00\n1003,3.00,USD,25-10-03T10:00:00Z\n"
+        "1004,4.00,USD,\n"
+    )
+    under = mapping()
+    zoned = TimestampReading(pattern="%Y-%m-%dT%H:%M:%S%z")
+    options = under.orders.options.model_copy(update={"timestamps": {"order_date": zoned}})
+    under = under.model_copy(
+        update={"orders": under.orders.model_copy(update={"options": options})}
+    )
+    report = validate_with(files, Role.ORDERS, tmp_path / "orders.csv", text, under)
+    [unreadable] = [w for w in report.warnings if "do not read as timestamps" in w]
+    assert "1 of 3" in unreadable and "e.g. rows 3" in unreadable
+    [empty] = [w for w in report.warnings if "have no value" in w]
+    assert '1 rows with an amount have no value in column "date"' in empty
+    assert "e.g. rows 4" in empty
+    [unmapped] = [w for w in report.warnings if "payments.csv" in w]
+    assert "no column is mapped to captured_at" in unmapped
