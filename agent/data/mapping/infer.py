@@ -73,9 +73,10 @@ def infer_mapping(
         for role in Role:
             notes = [*datasets[role].notes, compared.budget.note]
             datasets[role] = datasets[role].model_copy(update={"notes": notes})
-    decide_units(datasets, compared.columns, answers)
     decide_currencies(datasets, compared.evidence, clarifications)
+    # Separators before units: units compare amounts, read under the settled separators.
     decide_separators(datasets, compared.columns, answers, clarifications)
+    decide_units(datasets, compared.columns, answers)
     return Proposal(
         orders=datasets[Role.ORDERS],
         payments=datasets[Role.PAYMENTS],

@@ -26,27 +26,31 @@ from agent.errors import MappingError, UnknownColumnError
 # English, then the words of German, French, Spanish, Italian, Dutch and Portuguese exports.
 _CAPTURE_WORDS = frozenset(
     "settled settle completed complete succeeded success successful paid captured capture sale "
-    "sales charge charged payment purchase approved "
+    "sales charge charged payment purchase "
     "abgeschlossen erfolgreich bezahlt gebucht zahlung payé réussi terminé accepté paiement "
     "completado pagado aprobado pago completato pagato riuscito pagamento betaald voltooid "
     "geslaagd betaling concluído concluido aprovado".split()
 )
 _REFUND_WORDS = frozenset(
     "refund refunded refunds credit return returned returns chargeback chargebacks reversal "
-    "reversed erstattet erstattung rückerstattung remboursé remboursement reembolso "
+    "reversed charged_back chargedback erstattet erstattung rückerstattung remboursé "
+    "remboursement reembolso "
     "reembolsado rimborso rimborsato terugbetaling terugbetaald".split()
 )
 _IGNORE_WORDS = frozenset(
     "fee fees payout payouts merchantpayout withdrawal transfer deposit pending authorization "
     "authorisation authorized authorised auth memo denied open declined rejected voided void "
     "hold failed failure canceled cancelled error expired blocked incomplete uncaptured unpaid "
-    "processing requires awaiting waiting initiated scheduled "
+    "processing requires awaiting waiting initiated scheduled created refused unsuccessful "
+    "abandoned uncleared unclaimed not no non nicht niet não nao "
     "ausstehend offen fehlgeschlagen abgelehnt storniert abgebrochen en_attente attente échoué "
     "refusé annulé pendiente fallido rechazado cancelado in_attesa attesa fallito rifiutato "
     "annullato mislukt geweigerd geannuleerd aguardando pendente falhou recusado".split()
 )
 # `requires_capture` and `processing` (Stripe) are money not yet taken, `payment_failed` an
-# attempt: a capture word in them does not make them captures.
+# attempt, `not_paid` a denial: a capture word in them does not make them captures. English
+# `approved` is asked about (Square's is authorised, not captured); Mercado Pago's `aprobado`
+# and `aprovado` are paid.
 # Header words of columns that say something else than the row's kind.
 _NOT_KIND_HEADERS = frozenset("card instrument method tender entry channel order".split())
 _MAX_KINDS = 20
@@ -117,6 +121,9 @@ def _classify(
         if status and value in policy.failed_payment_statuses:
             continue
         kind = kind_by_words(value)
+        # A policy word (`refunded`) is a capture's state unless its rows are records of their
+        # own. Another refund word stays a refund: read as a capture, the engine would not know
+        # the money went back (`charged_back` would count as kept).
         if value in policy.refunded_payment_statuses:
             kind = "refund" if _separate_rows(sample, column, value, choices) else "capture"
         found[value] = kind
@@ -128,8 +135,9 @@ def _kind_column(
 ) -> tuple[str, dict[str, str]] | None:
     """The column that says each payment row's kind, and its values' kinds, when one does.
 
-    Candidates are the status column and the columns whose header says `type` (a status column
-    named `Type` first, then the other type columns, then the status column). The first whose
+    Candidates are the status column and the columns whose header says `type` or `kind`
+    (Shopify's transactions: a status column named `Type` first, then the other type columns,
+    then the status column). The first whose
     every value has a known kind, with captures and at least one refund or row to ignore, is
     taken; failing that, the first where most values are known that way: its other values stay
     in no list, so validation asks what they are instead of reading a fee as a capture. A file
@@ -140,7 +148,7 @@ def _kind_column(
     typed = []
     for name in sample.layout.columns:
         words = set(normalize_header(name).split())
-        if "type" in words and not words & _NOT_KIND_HEADERS:
+        if words & {"type", "kind"} and not words & _NOT_KIND_HEADERS:
             typed.append(name)
     order = [c for c in typed if c == status] + [c for c in typed if c != status]
     order = order[:CLOSE_CANDIDATES]

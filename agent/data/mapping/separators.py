@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from decimal import Decimal
 
+from agent.data.currency import CURRENCY_EXPONENTS
 from agent.data.formats import NUMBER_FORMATS, NumberFormat, parse_number, rival_format
 from agent.data.mapping.amounts import amount_answers, matched_amounts
 from agent.data.mapping.columns import SampleColumns
@@ -53,8 +54,22 @@ def decide_separators(
                 continue
             chosen = NumberFormat(reading.decimal, reading.thousands)
             rival = rival_format(values, chosen)
-            if rival is not None:
-                doubtful[role, field] = (chosen, rival)
+            if rival is None:
+                continue
+            fit = [f for f in (chosen, rival) if _minor_digits(proposal, samples[role], column, f)]
+            if len(fit) == 1 and reading.unit == "major":  # written as its currency writes
+                if fit[0] == rival:
+                    datasets[role] = _with_reading(
+                        proposal,
+                        field,
+                        reading.model_copy(
+                            update={"decimal": rival.decimal, "thousands": rival.thousands}
+                        ),
+                        f'"{column}" has "{rival.decimal}" as its decimal mark: its amounts read '
+                        "both ways, and this way each has its currency's decimals",
+                    )
+                continue
+            doubtful[role, field] = (chosen, rival)
     for (role, field), (chosen, rival) in doubtful.items():
         if _settled(datasets, samples, role, field, chosen, rival, doubtful):
             continue
@@ -75,6 +90,32 @@ def decide_separators(
                 choices=[_MARK_WORDS[chosen.decimal], _MARK_WORDS[rival.decimal]],
             )
         )
+
+
+def _minor_digits(
+    proposal: DatasetProposal, sample: SampleColumns, column: str, fmt: NumberFormat
+) -> bool:
+    """Whether every sampled amount of `column`, read under `fmt`, is written with exactly its
+    row's currency's decimals (`12.500` KWD, `250.000` VND as 250000); False where a row's
+    currency is unknown."""
+    currency = proposal.column_of("currency")
+    amounts = sample.values(column)
+    default = proposal.options.default_currency
+    codes = sample.values(currency) if currency is not None else [default or ""] * len(amounts)
+    seen = False
+    for value, code in zip(amounts, codes, strict=True):
+        text = value.strip()
+        if not text or parse_number(text, fmt) is None:
+            continue
+        exponent = CURRENCY_EXPONENTS.get(code.strip().upper())
+        mark = text.rfind(fmt.decimal)
+        digits = (
+            0 if mark < 0 else len(text[mark + 1 :]) - len(text[mark + 1 :].lstrip("0123456789"))
+        )
+        if exponent is None or digits != exponent:
+            return False
+        seen = True
+    return seen
 
 
 def _plain(number: Decimal | None) -> str:

@@ -270,7 +270,8 @@ def _check_statuses(
     took. Statuses are read in words (`kind_by_words`); refunded and failed words by policy.
     """
     column = mapping.columns.get("payment_status")
-    if mapping.options.kinds is not None or column is None:
+    kinds = mapping.options.kinds
+    if column is None or (kinds is not None and kinds.column is None):  # `_check_kinds` asks
         return
     policy = Policy()
     rows = con.execute(
@@ -279,8 +280,9 @@ def _check_statuses(
         f"AND payment_status NOT IN {sql_words(policy.failed_payment_statuses)} "
         f"GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT {_MAX_STATUSES}"
     ).fetchall()
-    refunded = policy.refunded_payment_statuses
-    captures = [v for v, _, _ in rows if v in refunded or kind_by_words(v) == "capture"]
+    # With row kinds from another column (`Type`), a status the kinds ignore is known too.
+    known = (*policy.refunded_payment_statuses, *(kinds.ignore if kinds else ()))
+    captures = [v for v, _, _ in rows if v in known or kind_by_words(v) == "capture"]
     unknown = [(v, int(n), r) for v, n, r in rows if v not in captures]
     if not unknown:
         return
@@ -289,13 +291,15 @@ def _check_statuses(
         for value, count, examples in unknown
     )
     kept = ", ".join(captures) or "succeeded"
-    ignored = ", ".join(value for value, _, _ in unknown)
+    ignored = ", ".join([*(kinds.ignore if kinds else ()), *(value for value, _, _ in unknown)])
+    edit = f'payments.kinds_ignore="{ignored}"'
+    if kinds is None:
+        edit = f'payments.kinds_capture="{kept}" {edit}'
     report.errors.append(
         f"{file_name}: {sum(n for _, n, _ in unknown):,} rows have a status in column "
         f'"{column}" that says neither a capture nor a failed attempt: {listed}. '
         "Read as captures they would count money that may never have been taken. Say what "
-        f'they are, e.g. edit payments.kinds_capture="{kept}" payments.kinds_ignore="{ignored}" '
-        "(or kinds_refund)"
+        f"they are, e.g. edit {edit} (or kinds_refund)"
     )
 
 

@@ -308,25 +308,26 @@ def test_an_answer_is_part_of_the_mapping_digest(tmp_path: Path) -> None:
     assert a.canonical() != b.canonical()
 
 
-def _thousands_of_dong(tmp_path: Path, paid: str) -> tuple[Path, Path]:
-    """A VND shop: every total a whole number of thousands written with a dot, which reads
-    as a decimal point too; the payments file writes its amounts as `paid` says."""
+def _thousands_of(tmp_path: Path, paid: str, currency: str = "USD") -> tuple[Path, Path]:
+    """Totals that are whole thousands written with a dot, which reads as a decimal point
+    too; the payments file writes its amounts as `paid` says, one of them 1,000 over."""
     totals = ["250.000", "99.000", "450.000", "120.000", "35.000", "800.000"]
     orders = "order_id,total,currency\n" + "".join(
-        f"{1001 + i},{t},VND\n" for i, t in enumerate(totals)
+        f"{1001 + i},{t},{currency}\n" for i, t in enumerate(totals)
     )
     amounts = {"same": totals, "plain": [t.replace(".", "") for t in totals]}[paid]
-    amounts[5] = amounts[5].replace("800", "801")  # one payment 1,000 VND over
+    amounts[5] = amounts[5].replace("800", "801")
     payments = "payment_id,order_id,amount,currency\n" + "".join(
-        f"p{i},{1001 + i},{a},VND\n" for i, a in enumerate(amounts)
+        f"p{i},{1001 + i},{a},{currency}\n" for i, a in enumerate(amounts)
     )
     return _pair(tmp_path, orders, payments)
 
 
 def test_amounts_that_read_two_ways_are_asked_about(tmp_path: Path) -> None:
-    orders, payments = _thousands_of_dong(tmp_path, "same")
+    orders, payments = _thousands_of(tmp_path, "same")
     proposal = _propose(orders, payments)
-    # Read with a decimal point, 801.000 against 800.000 VND would be within tolerance.
+    # Read with a decimal point, 801.000 against 800.000 would be 1.00 apart, not 1,000; and
+    # neither reading writes USD's two decimals.
     assert proposal.mapping is None
     asked = {(q.role, q.field): q for q in proposal.clarifications}
     question = asked[Role.ORDERS, "order_amount_decimal"]
@@ -344,8 +345,35 @@ def test_amounts_that_read_two_ways_are_asked_about(tmp_path: Path) -> None:
     assert _counts(orders, payments, mapping, tmp_path) == {"amount_mismatch": 1}
 
 
+def test_the_currency_s_decimals_settle_amounts_that_read_two_ways(tmp_path: Path) -> None:
+    # Dong have no decimals: 250.000 VND is 250,000 dong. Dinar have three: 12.500 KWD in a
+    # semicolon file (where a decimal comma is usual) is twelve and a half dinar.
+    orders, payments = _thousands_of(tmp_path, "same", "VND")
+    mapping = _mapping(_propose(orders, payments))
+    reading = mapping.orders.options.amounts["order_amount"]
+    assert (reading.decimal, reading.thousands) == (",", ".")
+    assert _counts(orders, payments, mapping, tmp_path) == {"amount_mismatch": 1}
+    dinar = ["12.500", "7.250", "100.000", "3.125", "45.750", "9.000", "18.375"]
+    orders, payments = _pair(
+        tmp_path,
+        "id;total;currency\n" + "".join(f"{1000 + i};{a};KWD\n" for i, a in enumerate(dinar)),
+        "id,object,amount,currency,status,order_ref\n"
+        + "".join(
+            f"ch_{i},charge,{a.replace('.', '')},kwd,succeeded,{1000 + i}\n"
+            for i, a in enumerate(dinar)
+        ),
+    )
+    proposal = _propose(orders, payments)
+    mapping = _mapping(proposal)
+    reading = mapping.orders.options.amounts["order_amount"]
+    assert reading.decimal == "."
+    # The payments' 12500 are then fils, not dinar (units decided on the settled reading).
+    assert mapping.payments.options.amounts["captured_amount"].unit == "minor"
+    assert _counts(orders, payments, mapping, tmp_path) == {}
+
+
 def test_the_other_file_settles_amounts_that_read_two_ways(tmp_path: Path) -> None:
-    orders, payments = _thousands_of_dong(tmp_path, "plain")
+    orders, payments = _thousands_of(tmp_path, "plain")
     proposal = _propose(orders, payments)
     mapping = _mapping(proposal)
     reading = mapping.orders.options.amounts["order_amount"]

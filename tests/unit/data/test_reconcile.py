@@ -484,3 +484,29 @@ def test_an_order_paid_alone_and_in_a_multi_order_payment_is_paid_twice(
     )
     [multi] = once.findings(limit=None)
     assert (multi.expected, multi.actual) == ("60.00", "60.00")
+
+
+def test_a_refunded_amount_written_negative_counts_by_its_size(tmp_path: Path) -> None:
+    paid = "2025-10-01 10:00:00 +0000"
+    run = reconciled(
+        tmp_path,
+        [
+            ("1002", "100.00", "USD", paid, "refunded"),
+            ("1003", "100.00", "USD", paid, "refunded"),
+            ("1004", "100.00", "USD", paid, "paid"),
+            ("1005", "80.00", "USD", paid, "paid"),
+        ],
+        ["payment_id", "order_id", "amount", "amount_refunded", "currency", "status"],
+        [
+            ("ch_2", "1002", "100.00", "-100.00", "USD", "succeeded"),
+            ("ch_3", "1003", "100.00", "-40.00", "USD", "succeeded"),
+            ("ch_4", "1004", "100.00", "-100.00", "USD", "succeeded"),
+            ("ch_5", "1005", "80.00", "-120.00", "USD", "succeeded"),
+        ],
+    )
+    found = {f.order_ids[0]: (f.category, f.reason) for f in run.findings(limit=None)}
+    assert found == {
+        "1003": ("status_mismatch", "refunded_in_part"),
+        "1004": ("status_mismatch", None),
+        "1005": ("status_mismatch", "refunded_more_than_captured"),
+    }

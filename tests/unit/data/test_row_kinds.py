@@ -369,7 +369,17 @@ def _stripe(statuses: dict[int, str]) -> str:
 
 
 @pytest.mark.parametrize(
-    "value", ["requires_capture", "processing", "Payment Failed", "Charge canceled"]
+    "value",
+    [
+        "requires_capture",
+        "processing",
+        "Payment Failed",
+        "Charge canceled",
+        "Not paid",
+        "Nicht bezahlt",
+        "Payment Refused",
+        "Payment Unsuccessful",
+    ],
 )
 def test_money_not_taken_is_never_read_as_a_capture(tmp_path: Path, value: str) -> None:
     # A capture word inside the status ("capture", "payment", "charge") does not make it one.
@@ -403,3 +413,53 @@ def test_a_status_no_word_names_stops_the_approval_with_the_edit(tmp_path: Path)
     result = _run(tmp_path, answered)
     orders = {tuple(f.order_ids) for f in result.reconciliation.findings("order_without_capture")}
     assert orders == {("1004",), ("1006",), ("1007",)}
+
+
+def test_shopify_s_kind_column_says_an_authorization_took_no_money(tmp_path: Path) -> None:
+    # Shopify's transactions export: `Kind` (authorization, capture, sale, refund, void) says
+    # what each row is; every `Status` is success.
+    rows = [("#1001", "authorization", "20.00"), ("#1001", "capture", "20.00")]
+    rows += [(f"#{1000 + i}", "sale", f"{10 + i}.00") for i in range(2, 8)]
+    rows += [("#1008", "authorization", "18.00")]
+    payments = "Name,Kind,Status,Amount,Currency,Transaction ID\n" + "".join(
+        f"{name},{kind},success,{amount},EUR,t{n}\n" for n, (name, kind, amount) in enumerate(rows)
+    )
+    orders = "order_id,total,currency,status\n" + "".join(
+        f"{1000 + i},{10 + i}.00,EUR,paid\n" for i in range(1, 9)
+    ).replace("1001,11.00", "1001,20.00")
+    _write(tmp_path / "orders.csv", orders)
+    mapping = _propose(tmp_path, payments).mapping
+    assert mapping is not None
+    kinds = mapping.payments.options.kinds
+    assert kinds is not None and kinds.column == "Kind"
+    assert "authorization" in kinds.ignore
+    _write(tmp_path / "orders.csv", orders)
+    result = _run(tmp_path, mapping)
+    assert _found(result) == {"order_without_capture": 1}
+    [unpaid] = result.reconciliation.findings("order_without_capture")
+    assert unpaid.order_ids == ["1008"]
+
+
+def test_a_status_beside_a_type_column_is_asked_about_when_no_word_names_it(
+    tmp_path: Path,
+) -> None:
+    # PayPal: `Type` says the kind; an eCheck's `Status` says the money has not cleared.
+    rows = [("Express Checkout Payment", "Completed")] * 6 + [("General Withdrawal", "Completed")]
+    rows += [("Express Checkout Payment", "Under Review")]
+    payments = "Transaction ID,Invoice,Type,Status,Gross,Currency\n" + "".join(
+        f"T{i},{1001 + i},{kind},{status},{10 + i}.00,EUR\n"
+        for i, (kind, status) in enumerate(rows)
+    )
+    mapping = _propose(tmp_path, payments).mapping
+    assert mapping is not None
+    [error] = _validate(tmp_path, mapping).errors
+    assert '"under_review" (1, e.g. rows 8)' in error
+    assert 'payments.kinds_ignore="general_withdrawal, under_review"' in error
+    answered = _propose(
+        tmp_path, payments, {"kinds_ignore": "general_withdrawal, under_review"}
+    ).mapping
+    assert answered is not None and not _validate(tmp_path, answered).errors
+    result = _run(tmp_path, answered)
+    # 1007's row is a withdrawal, 1008's an uncleared payment: neither order was paid.
+    unpaid = result.reconciliation.findings("order_without_capture")
+    assert [f.order_ids for f in unpaid] == [["1007"], ["1008"]]

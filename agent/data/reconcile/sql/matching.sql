@@ -13,7 +13,8 @@
 -- where it is shown.
 CREATE OR REPLACE TABLE payments AS
 SELECT k.r, k.refs, k.currency, k.exponent, k.amount_minor,
-       coalesce(k.refunded_minor, 0) AS refunded_minor, k.captured_at, k.refunded_status,
+       -- Refunded amounts by their size: ledgers write them negative as often as positive.
+       coalesce(abs(k.refunded_minor), 0) AS refunded_minor, k.captured_at, k.refunded_status,
        k.order_r
 FROM payment_row_kinds k
 ANTI JOIN (SELECT unnest(copies) AS r FROM payment_copies) c ON c.r = k.r
