@@ -24,7 +24,12 @@ def describe_reading(mapping: DatasetMapping) -> str:
         parts.append(f"{name}: {amount.unit} units, decimal {amount.decimal!r}{grouping}")
     for name, stamp in sorted(options.timestamps.items()):
         zone = f" in {stamp.timezone}" if stamp.timezone else ""
-        parts.append(f"{name}: {stamp.pattern}{zone}")
+        if stamp.zone_column:  # each row's own zone; the timezone only where that cell is empty
+            zone = f", each row in the zone its column {stamp.zone_column!r} gives" + (
+                f" (else {stamp.timezone})" if stamp.timezone else ""
+            )
+        time = f", the time of day from column {stamp.time_column!r}" if stamp.time_column else ""
+        parts.append(f"{name}: {stamp.pattern}{time}{zone}")
     if options.default_currency:
         parts.append(f"default currency {options.default_currency}")
     ids = options.ids

@@ -55,6 +55,7 @@ def dataset_proposal(
             choices.append(choice)
     options = reading_options(sample, by_name, choices, notes)
     options = reading_from_answers(role, options, choices, sample, answers)
+    notes = [n for n in notes if not _answered_note(n, answers)]
     if role is Role.PAYMENTS:
         kinds = row_kinds(sample, choices, answers, notes)
         if kinds is not None:
@@ -147,3 +148,13 @@ def _inferred_choice(
         ][:3],
         samples=list(evidence.profiles[column].samples) if column else [],
     )
+
+
+def _answered_note(note: str, answers: dict[str, str]) -> bool:
+    """Whether `note` says what a person has since answered: the guessed day/month order
+    (date_order, timestamp_pattern), the time zone assumed (timezone, timezone_column)."""
+    if "fits both day-first and month-first" in note:
+        return bool({"date_order", "timestamp_pattern"} & answers.keys())
+    if "has no time zone: read as UTC" in note:
+        return bool({"timezone", "timezone_column"} & answers.keys())
+    return False

@@ -380,3 +380,20 @@ def test_the_other_file_settles_amounts_that_read_two_ways(tmp_path: Path) -> No
     assert (reading.decimal, reading.thousands) == (",", ".")
     assert any("agree with the other file" in note for note in proposal.orders.notes)
     assert _counts(orders, payments, mapping, tmp_path) == {"amount_mismatch": 1}
+
+
+def test_a_note_about_what_a_person_answered_is_not_shown_again(tmp_path: Path) -> None:
+    orders = "order_id,total,currency,created_at\n" + "".join(
+        f"{1000 + i},10.00,USD,0{i}/0{i + 1}/2025 10:00\n" for i in range(1, 8)
+    )
+    payments = "payment_id,order_id,amount,currency\n" + "".join(
+        f"p{i},{1000 + i},10.00,USD\n" for i in range(1, 8)
+    )
+    first, second = _pair(tmp_path, orders, payments)
+    guessed = _propose(first, second).orders.notes
+    assert any("fits both day-first and month-first" in n for n in guessed)
+    assert any("has no time zone" in n for n in guessed)
+    answered = _propose(
+        first, second, {Role.ORDERS: {"date_order": "MDY", "timezone": "America/New_York"}}
+    ).orders.notes
+    assert not [n for n in answered if "fits both" in n or "has no time zone" in n]
