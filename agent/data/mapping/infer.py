@@ -22,6 +22,7 @@ from agent.data.mapping.by_object import ByObjects
 from agent.data.mapping.candidates import FieldCandidates, apply_key_overlap, score_columns
 from agent.data.mapping.columns import SampleColumns
 from agent.data.mapping.dataset import dataset_proposal
+from agent.data.mapping.date_order import decide_date_order
 from agent.data.mapping.default_currency import decide_currencies
 from agent.data.mapping.evidence import Evidence, apply_amount_agreement
 from agent.data.mapping.proposal import Clarification, DatasetProposal, Proposal
@@ -77,6 +78,7 @@ def infer_mapping(
     # Separators before units: units compare amounts, read under the settled separators.
     decide_separators(datasets, compared.columns, answers, clarifications)
     decide_units(datasets, compared.columns, answers)
+    decide_date_order(datasets, compared.columns, compared.evidence, answers, clarifications)
     return Proposal(
         orders=datasets[Role.ORDERS],
         payments=datasets[Role.PAYMENTS],

@@ -390,10 +390,34 @@ def test_a_note_about_what_a_person_answered_is_not_shown_again(tmp_path: Path) 
         f"p{i},{1000 + i},10.00,USD\n" for i in range(1, 8)
     )
     first, second = _pair(tmp_path, orders, payments)
-    guessed = _propose(first, second).orders.notes
-    assert any("fits both day-first and month-first" in n for n in guessed)
-    assert any("has no time zone" in n for n in guessed)
+    guessed = _propose(first, second)
+    # Every date reads both ways and the payments have no dates to settle it: a question.
+    [question] = [q for q in guessed.clarifications if q.field == "date_order"]
+    assert (question.role, question.choices) == (Role.ORDERS, ["DMY", "MDY"])
+    assert any("has no time zone" in n for n in guessed.orders.notes)
     answered = _propose(
         first, second, {Role.ORDERS: {"date_order": "MDY", "timezone": "America/New_York"}}
-    ).orders.notes
-    assert not [n for n in answered if "fits both" in n or "has no time zone" in n]
+    )
+    assert answered.mapping is not None
+    assert not [n for n in answered.orders.notes if "fits both" in n or "no time zone" in n]
+
+
+def test_the_other_file_settles_dates_that_read_day_first_and_month_first(
+    tmp_path: Path,
+) -> None:
+    # US dates, every day <= 12; each capture minutes after its order, in ISO: month-first
+    # puts every capture beside its order, day-first months away.
+    days = [(1, 2), (3, 4), (5, 6), (7, 8), (9, 10), (11, 12), (2, 3)]
+    orders = "order_id,total,currency,created_at\n" + "".join(
+        f"{1000 + i},10.00,USD,{m:02d}/{d:02d}/2025 10:00\n" for i, (m, d) in enumerate(days)
+    )
+    payments = "payment_id,order_id,amount,currency,created\n" + "".join(
+        f"p{i},{1000 + i},10.00,USD,2025-{m:02d}-{d:02d} 10:05:00\n"
+        for i, (m, d) in enumerate(days)
+    )
+    first, second = _pair(tmp_path, orders, payments)
+    proposal = _propose(first, second)
+    mapping = _mapping(proposal)
+    assert mapping.orders.options.timestamps["order_date"].pattern.startswith("%m/%d/%Y")
+    assert any("the other file's times fall near" in n for n in proposal.orders.notes)
+    assert _counts(first, second, mapping, tmp_path) == {}
