@@ -34,7 +34,9 @@ REASONS: dict[str, str] = {
     "unreadable_amount": "the amount does not read under the approved number format",
     "missing_currency": "the currency is empty and the mapping gives no default currency",
     "unreadable_currency": "the currency is not an ISO 4217 code",
-    "another_amount_under_this_id": "the same order id appears with a different total",
+    "another_amount_under_this_id": (
+        "the same order id appears with a different total (or the same total on another date)"
+    ),
     "row_kind": "a row the approved row kinds ignore (a fee, a payout, a pending memo, ...)",
     "unknown_row_kind": "the row's kind value is in none of the approved row-kind lists",
 }

@@ -220,9 +220,10 @@ class Policy(BaseModel):
                 "listed with it. Fix the file or the reading and reconcile again."
             ),
             "conflicting_duplicate_order": (
-                "The same order id appears on rows with different totals (not line items of one "
-                "order, which repeat the total or leave it empty). Which total is right cannot "
-                "be decided, so the order and the payments naming it are listed for review."
+                "The same order id appears on rows with different totals, or with the same "
+                "total on different order dates (not line items of one order, which repeat the "
+                "total and date or leave them empty). Which order is meant cannot be decided, "
+                "so the order and the payments naming it are listed for review."
             ),
             "multi_order_payment": (
                 "One payment's order reference names two or more orders. The orders it names are "

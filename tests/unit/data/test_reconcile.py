@@ -510,3 +510,29 @@ def test_a_refunded_amount_written_negative_counts_by_its_size(tmp_path: Path) -
         "1004": ("status_mismatch", None),
         "1005": ("status_mismatch", "refunded_more_than_captured"),
     }
+
+
+def test_the_same_total_under_a_reused_order_id_on_another_day_is_not_a_line_item(
+    tmp_path: Path,
+) -> None:
+    run = reconciled(
+        tmp_path,
+        [
+            ("1001", "10.00", "USD", "2025-03-01 10:00:00 +0000", "paid"),
+            ("1002", "25.00", "USD", "2025-03-02 10:00:00 +0000", "paid"),
+            # A line item of 1002: the total and the time repeated.
+            ("1002", "25.00", "USD", "2025-03-02 10:00:00 +0000", "paid"),
+            # Six weeks later, another customer's order under the id 1001.
+            ("1001", "10.00", "USD", "2025-04-15 10:00:00 +0000", "pending"),
+        ],
+        ["payment_id", "order_id", "amount", "currency", "created_at"],
+        [
+            ("ch_1", "1001", "10.00", "USD", "2025-03-01 10:05:00"),
+            ("ch_2", "1002", "25.00", "USD", "2025-03-02 10:05:00"),
+        ],
+    )
+    [conflict] = run.findings(limit=None)
+    assert (conflict.category, conflict.order_ids) == ("conflicting_duplicate_order", ["1001"])
+    assert conflict.evidence[0].rows == [1, 4]
+    orders = run.summary().ledger[0]
+    assert orders.ignored == {"line_item_continuation": 1}

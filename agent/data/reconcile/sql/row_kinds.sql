@@ -52,7 +52,9 @@ WHERE o.rowid <> h.r;
 
 -- Rows that carry another amount than their head row (r), with that head: conflicts, among the
 -- ids where several rows carry an amount. A row agrees with its head when both amounts read and
--- are equal and the currencies are the same (or both missing).
+-- are equal, the currencies are the same (or both missing), and its order time, where both
+-- rows have one, is the head's: the same total on another day is another order under a reused
+-- id, not a line item of this one.
 CREATE OR REPLACE TABLE order_conflicts AS
 SELECT l.r, l.head
 FROM (SELECT r, head FROM order_lines WHERE several_amounts) l
@@ -61,7 +63,8 @@ JOIN orders_rows head_row ON head_row.rowid = l.head
 WHERE o.order_amount_filled
   AND NOT coalesce(o.order_amount = head_row.order_amount
                    AND o.currency_code IS NOT DISTINCT FROM head_row.currency_code
-                   AND head_row.order_amount IS NOT NULL, false);
+                   AND head_row.order_amount IS NOT NULL
+                   AND coalesce(o.order_date = head_row.order_date, true), false);
 
 -- Ids whose rows disagree about the order total, or whose head row does not read: each by its
 -- head row (r), with the rows of the id that carry an amount (the head row and its conflicts),
