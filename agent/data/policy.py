@@ -244,7 +244,8 @@ class Policy(BaseModel):
             ),
             "order_without_capture": (
                 "An order with no successful payment referencing it. Voided or cancelled orders "
-                f"(order status {voided}) without a payment are expected and not reported."
+                f"(order status {voided}) without a payment are expected and not reported, "
+                "and so are orders of 0.00 (nothing was owed)."
             ),
             "currency_mismatch": (
                 "A payment for the order is in a different currency than the order."

@@ -536,3 +536,24 @@ def test_the_same_total_under_a_reused_order_id_on_another_day_is_not_a_line_ite
     assert conflict.evidence[0].rows == [1, 4]
     orders = run.summary().ledger[0]
     assert orders.ignored == {"line_item_continuation": 1}
+
+
+def test_an_order_of_nothing_that_nobody_paid_is_not_a_finding(tmp_path: Path) -> None:
+    paid = "2025-03-01 10:00:00 +0000"
+    run = reconciled(
+        tmp_path,
+        [
+            ("1001", "10.00", "USD", paid, "paid"),
+            ("1002", "0.00", "USD", paid, "paid"),
+            ("1003", "0.00", "USD", paid, "paid"),
+        ],
+        ["payment_id", "order_id", "amount", "currency", "created_at"],
+        [
+            ("ch_1", "1001", "10.00", "USD", "2025-03-01 10:05:00"),
+            ("ch_3", "1003", "0.00", "USD", "2025-03-01 10:05:00"),  # captured nothing
+        ],
+    )
+    assert run.findings(limit=None) == []
+    orders, payments = run.summary().ledger
+    assert (orders.matched, orders.ignored) == (1, {"nothing_to_pay": 2})
+    assert payments.ignored == {"zero_capture": 1}

@@ -122,8 +122,8 @@ SELECT o.r, o.currency, o.exponent, o.amount_minor, b.n, b.captured,
   CAST(CASE
     WHEN o.r IN (SELECT order_r FROM multi_links) THEN NULL
     WHEN o.amount_minor IS NULL THEN 'unreadable_row'
-    WHEN b.n IS NULL THEN
-        CASE WHEN o.voided THEN NULL ELSE 'order_without_capture' END
+    WHEN b.n IS NULL THEN  -- nobody paid: as expected for a voided order, or one of 0.00
+        CASE WHEN o.voided OR o.amount_minor = 0 THEN NULL ELSE 'order_without_capture' END
     WHEN b.currency_low IS DISTINCT FROM o.currency
       OR b.currency_high IS DISTINCT FROM o.currency THEN 'currency_mismatch'
     -- More returned than captured (`status_mismatch`, reason `refunded_more_than_captured`);
