@@ -12,6 +12,7 @@ from agent.data.normalize.columns import kinds_column
 from agent.data.normalize.expressions import finer_than_minor_sql, sql_words
 from agent.data.normalize.load import table_name
 from agent.data.normalize.report import FieldCheck, ValidationReport
+from agent.data.normalize.time_checks import check_times
 from agent.data.policy import Policy
 from agent.data.schema import SCHEMA, DatasetMapping, Role
 
@@ -93,7 +94,7 @@ def validate(
                 report.warnings.append(f"{message}: {consequence}" if consequence else message)
     report.errors.extend(e for errors in missing.values() for e in errors)  # after the last
     _check_precision(con, report, file_name, role, mapping, keep)
-    _check_times(con, report, file_name, role, mapping, keep)
+    check_times(con, report, file_name, role, mapping, keep)
     if role is Role.PAYMENTS:
         _check_kinds(con, report, file_name, mapping)
         _check_statuses(con, report, file_name, mapping)
@@ -207,49 +208,6 @@ def _check_kinds(
         f'{file_name}: {total:,} rows have a row kind in column "{column}" that is in no list: '
         f"{listed}. Say what they are, e.g. "
         f'edit payments.kinds_ignore="{suggestion}" (or kinds_capture / kinds_refund)'
-    )
-
-
-_TIME_OF = {
-    Role.ORDERS: ("order_date", "order_amount"),
-    Role.PAYMENTS: ("captured_at", "captured_amount"),
-}
-
-
-def _check_times(
-    con: duckdb.DuckDBPyConnection,
-    report: ValidationReport,
-    file_name: str,
-    role: Role,
-    mapping: DatasetMapping,
-    keep: str,
-) -> None:
-    """A warning when the capture window cannot be checked: no column mapped to the file's
-    time, or rows with an amount but no time (an unreadable time is warned about above).
-
-    The window is optional, so neither stops an approval; but a person approving must know
-    that reconciling will not flag a capture made weeks after its order.
-    """
-    field, amount = _TIME_OF[role]
-    column = mapping.columns.get(field)
-    if column is None:
-        report.warnings.append(
-            f"{file_name}: no column is mapped to {field}, so reconciling cannot check when "
-            "payments were captured (capture_outside_window); map one if the file has it"
-        )
-        return
-    if amount not in mapping.columns:
-        return
-    row = con.execute(
-        f"SELECT count(*), min(rowid + 1, 5) FROM {table_name(role)} "
-        f"WHERE {amount}_filled AND NOT {field}_filled AND {keep}"
-    ).fetchone()
-    if row is None or not row[0]:
-        return
-    where = ", ".join(str(r) for r in row[1])
-    report.warnings.append(
-        f'{file_name}: {row[0]:,} rows with an amount have no value in column "{column}" '
-        f"({field}), e.g. rows {where}: reconciling skips the time-window check for those rows"
     )
 
 

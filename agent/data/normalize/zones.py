@@ -21,6 +21,14 @@ ZONE_ABBREVIATIONS = {
     "AKDT": -480, "PST": -480, "PDT": -420, "MST": -420, "MDT": -360, "CST": -360, "CDT": -300,
     "EST": -300, "EDT": -240, "AST": -240, "ADT": -180, "NST": -210, "NDT": -150,
 }  # fmt: skip
+# The abbreviations above that other places write for another zone: read as above, and
+# warned about (`time_checks`).
+AMBIGUOUS_ZONES = {
+    "CST": "US Central, UTC-6 (China Standard Time is UTC+8)",
+    "IST": "India, UTC+5:30 (Irish and Israel Standard Time are UTC+1 and UTC+2)",
+    "AST": "Atlantic, UTC-4 (Arabia Standard Time is UTC+3)",
+    "BST": "British Summer Time, UTC+1 (Bangladesh Standard Time is UTC+6)",
+}
 ZONE_NAMES = {
     "pacific time (us & canada)": "America/Los_Angeles",
     "mountain time (us & canada)": "America/Denver",

@@ -421,3 +421,19 @@ def test_the_other_file_settles_dates_that_read_day_first_and_month_first(
     assert mapping.orders.options.timestamps["order_date"].pattern.startswith("%m/%d/%Y")
     assert any("the other file's times fall near" in n for n in proposal.orders.notes)
     assert _counts(first, second, mapping, tmp_path) == {}
+
+
+def test_a_zone_abbreviation_that_names_two_zones_is_said_with_its_reading(
+    tmp_path: Path,
+) -> None:
+    orders = "order_id,total,currency,created_at,tz\n" + "".join(
+        f"{1000 + i},10.00,CNY,2025-03-0{i} 09:00:00,CST\n" for i in range(1, 8)
+    )
+    payments = "payment_id,order_id,amount,currency\n" + "".join(
+        f"p{i},{1000 + i},10.00,CNY\n" for i in range(1, 8)
+    )
+    first, second = _pair(tmp_path, orders, payments)
+    mapping = _mapping(_propose(first, second, {Role.ORDERS: {"timezone_column": "tz"}}))
+    report = load_and_validate(connect(), _files(first, second), mapping)
+    [warning] = [w for w in report.warnings if "name more than one zone" in w]
+    assert "CST as US Central, UTC-6 (China Standard Time is UTC+8)" in warning

@@ -557,3 +557,22 @@ def test_an_order_of_nothing_that_nobody_paid_is_not_a_finding(tmp_path: Path) -
     orders, payments = run.summary().ledger
     assert (orders.matched, orders.ignored) == (1, {"nothing_to_pay": 2})
     assert payments.ignored == {"zero_capture": 1}
+
+
+def test_a_partly_refunded_capture_of_a_paid_order_is_not_all_refunded(tmp_path: Path) -> None:
+    paid = "2025-03-01 10:00:00 +0000"
+    run = reconciled(
+        tmp_path,
+        [("1001", "100.00", "USD", paid, "paid"), ("1002", "50.00", "USD", paid, "paid")],
+        ["payment_id", "order_id", "amount", "currency", "status", "type"],
+        [
+            # PayPal: the capture's status says partly refunded, a refund row says how much.
+            ("T1", "1001", "100.00", "USD", "Partially Refunded", "charge"),
+            ("R1", "1001", "-30.00", "USD", "Completed", "refund"),
+            # Refunded whole while the order still counts as paid: a finding, as before.
+            ("T2", "1002", "50.00", "USD", "Refunded", "charge"),
+            ("R2", "1002", "-50.00", "USD", "Completed", "refund"),
+        ],
+    )
+    found = {f.order_ids[0]: f.category for f in run.findings(limit=None)}
+    assert found == {"1002": "status_mismatch"}

@@ -107,10 +107,15 @@ WITH orders AS (
     GROUP BY 1
 ), by_order AS (
     -- Refund rows add to what the order's captures say was refunded.
+    -- A refunded status says every capture was refunded only where no amount refunded is
+    -- known or the amounts say so too: PayPal's `Partially Refunded` beside a refund row of
+    -- 30.00 of 100.00 is not all of it.
     SELECT b.order_r, b.n, b.captured, b.refunded + coalesce(x.refunded, 0) AS refunded,
            b.currency_low, b.currency_high, b.first_capture, b.last_capture, b.smallest,
            b.largest,
-           b.all_refunded OR coalesce(x.whole, false)
+           (b.all_refunded AND (b.refunded + coalesce(x.refunded, 0) = 0
+                                OR b.refunded + coalesce(x.refunded, 0) >= b.captured))
+               OR coalesce(x.whole, false)
                OR (x.order_r IS NOT NULL AND b.refunded + x.refunded >= b.captured)
                AS all_refunded,
            b.any_refunded OR x.order_r IS NOT NULL AS any_refunded,

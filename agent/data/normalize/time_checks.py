@@ -1,0 +1,81 @@
+"""Validation of the files' times: what a person must know about the capture window before
+approving (no time to check it by, rows without one, zones that name two places)."""
+
+from __future__ import annotations
+
+import duckdb
+
+from agent.data.normalize.load import table_name
+from agent.data.normalize.report import ValidationReport
+from agent.data.normalize.zones import AMBIGUOUS_ZONES
+from agent.data.schema import DatasetMapping, Role
+
+_TIME_OF = {
+    Role.ORDERS: ("order_date", "order_amount"),
+    Role.PAYMENTS: ("captured_at", "captured_amount"),
+}
+
+
+def check_times(
+    con: duckdb.DuckDBPyConnection,
+    report: ValidationReport,
+    file_name: str,
+    role: Role,
+    mapping: DatasetMapping,
+    keep: str,
+) -> None:
+    """A warning when the capture window cannot be checked: no column mapped to the file's
+    time, or rows with an amount but no time (an unreadable time is warned about above).
+
+    The window is optional, so neither stops an approval; but a person approving must know
+    that reconciling will not flag a capture made weeks after its order.
+    """
+    field, amount = _TIME_OF[role]
+    column = mapping.columns.get(field)
+    _check_zones(con, report, file_name, role, mapping)
+    if column is None:
+        report.warnings.append(
+            f"{file_name}: no column is mapped to {field}, so reconciling cannot check when "
+            "payments were captured (capture_outside_window); map one if the file has it"
+        )
+        return
+    if amount not in mapping.columns:
+        return
+    row = con.execute(
+        f"SELECT count(*), min(rowid + 1, 5) FROM {table_name(role)} "
+        f"WHERE {amount}_filled AND NOT {field}_filled AND {keep}"
+    ).fetchone()
+    if row is None or not row[0]:
+        return
+    where = ", ".join(str(r) for r in row[1])
+    report.warnings.append(
+        f'{file_name}: {row[0]:,} rows with an amount have no value in column "{column}" '
+        f"({field}), e.g. rows {where}: reconciling skips the time-window check for those rows"
+    )
+
+
+def _check_zones(
+    con: duckdb.DuckDBPyConnection,
+    report: ValidationReport,
+    file_name: str,
+    role: Role,
+    mapping: DatasetMapping,
+) -> None:
+    """A warning naming the abbreviations of a zone column that stand for more than one zone
+    (`CST` is US Central and China Standard Time, 14 hours apart), with how they are read."""
+    field = _TIME_OF[role][0]
+    stamp = mapping.options.timestamps.get(field)
+    if stamp is None or stamp.zone_column is None:
+        return
+    written = con.execute(
+        f"SELECT DISTINCT upper(trim({field}_zone)) FROM {table_name(role)} "
+        f"WHERE {field}_zone IS NOT NULL LIMIT 1000"
+    ).fetchall()
+    ambiguous = sorted({str(z) for (z,) in written} & AMBIGUOUS_ZONES.keys())
+    if ambiguous:
+        read = "; ".join(f"{z} as {AMBIGUOUS_ZONES[z]}" for z in ambiguous)
+        report.warnings.append(
+            f'{file_name}: the zone column "{stamp.zone_column}" writes abbreviations that '
+            f"name more than one zone, read here as: {read}. If the export means another, "
+            "its times are hours off and the capture window with them: export offsets instead"
+        )
