@@ -14,13 +14,11 @@ from datetime import datetime
 from agent.data.mapping.columns import SampleColumns
 from agent.data.mapping.evidence import Evidence
 from agent.data.mapping.proposal import Clarification, DatasetProposal
+from agent.data.mapping.settling import MIN_MATCHED, the_one_that_agrees
 from agent.data.schema import Role, TimestampReading
 
 _FIELD = {Role.ORDERS: "order_date", Role.PAYMENTS: "captured_at"}
-_MIN_MATCHED = 5
 _NEAR_DAYS = 7  # swapped day and month move a date by about a month or more (but 5/5)
-_AGREES = 0.8
-_DISAGREES = 0.2
 _GUESSED = "fits both day-first and month-first"
 
 
@@ -94,16 +92,8 @@ def _settle(
 ) -> str | None:
     """The pattern under which the matched rows' times agree with the other file's (near
     each other, almost always), when one of the two orders does and the other does not."""
-    shares = {
-        p: _near_share(datasets, samples, role, p) for p in (stamp.pattern, _swapped(stamp.pattern))
-    }
-    if None in shares.values():
-        return None
-    agreeing = [p for p, share in shares.items() if share is not None and share >= _AGREES]
-    disagreeing = [p for p, share in shares.items() if share is not None and share <= _DISAGREES]
-    if len(agreeing) == 1 and len(disagreeing) == 1:
-        return agreeing[0]
-    return None
+    patterns = (stamp.pattern, _swapped(stamp.pattern))
+    return the_one_that_agrees({p: _near_share(datasets, samples, role, p) for p in patterns})
 
 
 def _near_share(
@@ -113,7 +103,7 @@ def _near_share(
     pattern: str,
 ) -> float | None:
     """The share of matched orders whose capture is within `_NEAR_DAYS` of the order when
-    `role`'s dates read under `pattern`; None with fewer than `_MIN_MATCHED` matched."""
+    `role`'s dates read under `pattern`; None with fewer than `MIN_MATCHED` matched."""
     orders, payments = datasets[Role.ORDERS], datasets[Role.PAYMENTS]
     key_col, ref_col = orders.column_of("order_id"), payments.column_of("order_id")
     o_col, p_col = orders.column_of("order_date"), payments.column_of("captured_at")
@@ -140,7 +130,7 @@ def _near_share(
             continue
         total += 1
         near += abs((captured - ordered[named]).total_seconds()) <= _NEAR_DAYS * 86_400
-    return near / total if total >= _MIN_MATCHED else None
+    return near / total if total >= MIN_MATCHED else None
 
 
 def _parse(text: str, pattern: str) -> datetime | None:

@@ -17,14 +17,10 @@ from agent.data.formats import NUMBER_FORMATS, NumberFormat, parse_number, rival
 from agent.data.mapping.amounts import amount_answers, matched_amounts
 from agent.data.mapping.columns import SampleColumns
 from agent.data.mapping.proposal import Clarification, DatasetProposal
+from agent.data.mapping.settling import MIN_MATCHED, the_one_that_agrees
 from agent.data.schema import AmountReading, Role
 
-# Matched amounts decide only when one reading agrees with the other file (almost) always and
-# the other (almost) never, on at least this many orders.
-_MIN_MATCHED = 5
 _MARK_WORDS = {".": "dot", ",": "comma"}
-_AGREES = 0.8
-_DISAGREES = 0.2
 
 
 def decide_separators(
@@ -139,13 +135,12 @@ def _settled(
     )
     if field not in ("order_amount", "captured_amount") or other in doubtful:
         return False
-    shares = [_agreement(datasets, samples, role, field, fmt) for fmt in (chosen, rival)]
-    keep, switch = shares
-    if keep is None or switch is None:
-        return False
-    if keep >= _AGREES and switch <= _DISAGREES:
+    agrees = the_one_that_agrees(
+        {fmt: _agreement(datasets, samples, role, field, fmt) for fmt in (chosen, rival)}
+    )
+    if agrees == chosen:
         return True
-    if switch >= _AGREES and keep <= _DISAGREES:
+    if agrees == rival:
         reading = datasets[role].options.amounts[field]
         datasets[role] = _with_reading(
             datasets[role],
@@ -176,7 +171,7 @@ def _agreement(
     )
     orders, payments = trial[Role.ORDERS], trial[Role.PAYMENTS]
     order_amounts, pay_amounts, exponents = matched_amounts(orders, payments, samples)
-    if len(order_amounts) < _MIN_MATCHED:
+    if len(order_amounts) < MIN_MATCHED:
         return None
     order_unit = orders.options.amounts["order_amount"].unit
     pay_unit = payments.options.amounts["captured_amount"].unit
