@@ -227,7 +227,10 @@ class Policy(BaseModel):
             ),
             "multi_order_payment": (
                 "One payment's order reference names two or more orders. The orders it names are "
-                "reviewed together with that payment and are not reported again on their own."
+                "reviewed together with that payment and are not reported again on their own; "
+                "what payments naming one of those orders alone took adds to what it found, and "
+                "an order another such payment names too is said (reason "
+                "`order_in_another_multi_order_payment`: it may be paid twice)."
             ),
             "capture_without_order": (
                 "A successful payment whose order reference is empty or names no order in the "

@@ -576,3 +576,26 @@ def test_a_partly_refunded_capture_of_a_paid_order_is_not_all_refunded(tmp_path:
     )
     found = {f.order_ids[0]: f.category for f in run.findings(limit=None)}
     assert found == {"1002": "status_mismatch"}
+
+
+def test_an_order_two_multi_order_payments_name_is_said_in_both(tmp_path: Path) -> None:
+    paid = "2025-03-01 10:00:00 +0000"
+    run = reconciled(
+        tmp_path,
+        [
+            ("1001", "50.00", "USD", paid, "paid"),
+            ("1002", "30.00", "USD", paid, "paid"),
+            ("1003", "20.00", "USD", paid, "paid"),
+        ],
+        ["payment_id", "order_id", "amount", "currency", "created_at"],
+        [
+            # Each adds up to its orders, and 1001 is paid in both: 50.00 too much in all.
+            ("P1", "1001, 1002", "80.00", "USD", "2025-03-01 10:05:00"),
+            ("P3", "1001, 1003", "70.00", "USD", "2025-03-01 10:06:00"),
+        ],
+    )
+    reasons = {f.payment_ids[0]: f.reason for f in run.findings(limit=None)}
+    assert reasons == {
+        "P1": "order_in_another_multi_order_payment",
+        "P3": "order_in_another_multi_order_payment",
+    }

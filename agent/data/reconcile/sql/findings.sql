@@ -67,7 +67,10 @@ WITH finding_payments AS MATERIALIZED (
            sum(f.amount_minor) AS expected,
            -- What payments naming exactly one of these orders captured besides (an order
            -- paid twice over): it adds to what the payment found.
-           sum(coalesce(f.captured, 0)) AS besides
+           sum(coalesce(f.captured, 0)) AS besides,
+           -- An order another payment naming several orders names too: paid in both, maybe.
+           bool_or(m.order_r IN (SELECT order_r FROM multi_links GROUP BY 1 HAVING count(*) > 1))
+               AS shared
     FROM multi_links m JOIN order_findings f ON f.r = m.order_r
     JOIN orders_rows o ON o.rowid = m.order_r
     GROUP BY 1
@@ -121,7 +124,8 @@ FROM (
              ELSE 'duplicate_payment_row'
            END,
            -- Rows of one payment id that differ: each counts for its order, and together here.
-           CASE WHEN NOT pc.same THEN 'rows_differ' END,
+           CASE WHEN NOT pc.same THEN 'rows_differ'
+                WHEN m.shared THEN 'order_in_another_multi_order_payment' END,
            p.r + 1, coalesce(m.order_ids, []), coalesce(m.order_keys, []),
            coalesce(m.order_rows, []),
            [pr.payment_id] || coalesce(mr.payment_ids, []) || coalesce(mb.ids, []),
