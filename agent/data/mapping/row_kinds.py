@@ -25,8 +25,8 @@ from agent.errors import MappingError, UnknownColumnError
 # refund word, which outranks a capture word (`payment_refund` is a refund).
 # English, then the words of German, French, Spanish, Italian, Dutch and Portuguese exports.
 _CAPTURE_WORDS = frozenset(
-    "settled settle completed complete succeeded success successful paid captured capture sale "
-    "sales charge charged payment purchase "
+    "settled settle settling settlement completed complete succeeded success successful paid "
+    "captured capture sale sales charge charged payment purchase disputed "
     "abgeschlossen erfolgreich bezahlt gebucht zahlung payé réussi terminé accepté paiement "
     "completado pagado aprobado pago completato pagato riuscito pagamento betaald voltooid "
     "geslaagd betaling concluído concluido aprovado".split()

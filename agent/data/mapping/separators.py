@@ -52,7 +52,15 @@ def decide_separators(
             rival = rival_format(values, chosen)
             if rival is None:
                 continue
-            fit = [f for f in (chosen, rival) if _minor_digits(proposal, samples[role], column, f)]
+            # A reading finer than the currency's minor unit is out (`2,200` USD is not 2.200);
+            # of two that are not, one with exactly its decimals is in (`12.500` KWD).
+            fit = [f for f in (chosen, rival) if _decimals_fit(proposal, samples[role], column, f)]
+            if len(fit) != 1:
+                fit = [
+                    f
+                    for f in (chosen, rival)
+                    if _decimals_fit(proposal, samples[role], column, f, exact=True)
+                ]
             if len(fit) == 1 and reading.unit == "major":  # written as its currency writes
                 if fit[0] == rival:
                     datasets[role] = _with_reading(
@@ -88,12 +96,17 @@ def decide_separators(
         )
 
 
-def _minor_digits(
-    proposal: DatasetProposal, sample: SampleColumns, column: str, fmt: NumberFormat
+def _decimals_fit(
+    proposal: DatasetProposal,
+    sample: SampleColumns,
+    column: str,
+    fmt: NumberFormat,
+    *,
+    exact: bool = False,
 ) -> bool:
-    """Whether every sampled amount of `column`, read under `fmt`, is written with exactly its
-    row's currency's decimals (`12.500` KWD, `250.000` VND as 250000); False where a row's
-    currency is unknown."""
+    """Whether every sampled amount of `column`, read under `fmt`, has no more decimals than
+    its row's currency has (`exact`: exactly as many, `12.500` KWD, `250.000` VND as 250000);
+    False where a row's currency is unknown."""
     currency = proposal.column_of("currency")
     amounts = sample.values(column)
     default = proposal.options.default_currency
@@ -108,7 +121,7 @@ def _minor_digits(
         digits = (
             0 if mark < 0 else len(text[mark + 1 :]) - len(text[mark + 1 :].lstrip("0123456789"))
         )
-        if exponent is None or digits != exponent:
+        if exponent is None or digits > exponent or (exact and digits != exponent):
             return False
         seen = True
     return seen

@@ -250,14 +250,18 @@ def _check_statuses(
     )
     kept = ", ".join(captures) or "succeeded"
     ignored = ", ".join([*(kinds.ignore if kinds else ()), *(value for value, _, _ in unknown)])
-    edit = f'payments.kinds_ignore="{ignored}"'
+    took = ", ".join([*captures, *(value for value, _, _ in unknown)])
+    edit = f'payments.kinds_ignore="{ignored}" if they took none'
     if kinds is None:
-        edit = f'payments.kinds_capture="{kept}" {edit}'
+        edit = (
+            f'payments.kinds_capture="{took}" if they took money, or '
+            f'payments.kinds_capture="{kept}" payments.kinds_ignore="{ignored}" if they did not'
+        )
     report.errors.append(
         f"{file_name}: {sum(n for _, n, _ in unknown):,} rows have a status in column "
         f'"{column}" that says neither a capture nor a failed attempt: {listed}. '
-        "Read as captures they would count money that may never have been taken. Say what "
-        f"they are, e.g. edit {edit} (or kinds_refund)"
+        "Read as captures they would count money that may not have been taken. Say what "
+        f"they are: edit {edit} (or kinds_refund)"
     )
 
 

@@ -324,10 +324,11 @@ def _thousands_of(tmp_path: Path, paid: str, currency: str = "USD") -> tuple[Pat
 
 
 def test_amounts_that_read_two_ways_are_asked_about(tmp_path: Path) -> None:
-    orders, payments = _thousands_of(tmp_path, "same")
+    # Chile's Unidad de Fomento has four decimals: 250.000 CLF and 250000 CLF both fit it,
+    # and neither is written with exactly four.
+    orders, payments = _thousands_of(tmp_path, "same", "CLF")
     proposal = _propose(orders, payments)
-    # Read with a decimal point, 801.000 against 800.000 would be 1.00 apart, not 1,000; and
-    # neither reading writes USD's two decimals.
+    # Read with a decimal point, 801.000 against 800.000 would be 1 apart, not 1,000.
     assert proposal.mapping is None
     asked = {(q.role, q.field): q for q in proposal.clarifications}
     question = asked[Role.ORDERS, "order_amount_decimal"]
@@ -346,8 +347,14 @@ def test_amounts_that_read_two_ways_are_asked_about(tmp_path: Path) -> None:
 
 
 def test_the_currency_s_decimals_settle_amounts_that_read_two_ways(tmp_path: Path) -> None:
-    # Dong have no decimals: 250.000 VND is 250,000 dong. Dinar have three: 12.500 KWD in a
-    # semicolon file (where a decimal comma is usual) is twelve and a half dinar.
+    # Dong have no decimals: 250.000 VND is 250,000 dong, and 250.000 USD would have a cent
+    # finer than a cent. Dinar have three: 12.500 KWD in a semicolon file (where a decimal
+    # comma is usual) is twelve and a half dinar.
+    for currency in ("VND", "USD"):
+        orders, payments = _thousands_of(tmp_path, "same", currency)
+        mapping = _mapping(_propose(orders, payments))
+        reading = mapping.orders.options.amounts["order_amount"]
+        assert (reading.decimal, reading.thousands) == (",", ".")
     orders, payments = _thousands_of(tmp_path, "same", "VND")
     mapping = _mapping(_propose(orders, payments))
     reading = mapping.orders.options.amounts["order_amount"]
@@ -373,7 +380,7 @@ def test_the_currency_s_decimals_settle_amounts_that_read_two_ways(tmp_path: Pat
 
 
 def test_the_other_file_settles_amounts_that_read_two_ways(tmp_path: Path) -> None:
-    orders, payments = _thousands_of(tmp_path, "plain")
+    orders, payments = _thousands_of(tmp_path, "plain", "CLF")
     proposal = _propose(orders, payments)
     mapping = _mapping(proposal)
     reading = mapping.orders.options.amounts["order_amount"]

@@ -402,7 +402,8 @@ def test_a_status_no_word_names_stops_the_approval_with_the_edit(tmp_path: Path)
     _write(tmp_path / "payments.csv", _stripe({4: "on_review", 6: "on_review", 7: "Failed\xa0"}))
     [error] = _validate(tmp_path, mapping).errors
     assert '"on_review" (2, e.g. rows 4, 6)' in error
-    assert 'edit payments.kinds_capture="succeeded" payments.kinds_ignore="on_review"' in error
+    assert 'payments.kinds_capture="succeeded, on_review" if they took money' in error
+    assert 'payments.kinds_capture="succeeded" payments.kinds_ignore="on_review" if they' in error
     # The edit it names is a mapping that reads: those rows are ignored, the orders unpaid.
     answered = _propose(
         tmp_path,
@@ -463,3 +464,12 @@ def test_a_status_beside_a_type_column_is_asked_about_when_no_word_names_it(
     # 1007's row is a withdrawal, 1008's an uncleared payment: neither order was paid.
     unpaid = result.reconciliation.findings("order_without_capture")
     assert [f.order_ids for f in unpaid] == [["1007"], ["1008"]]
+
+
+@pytest.mark.parametrize("value", ["submitted_for_settlement", "settling", "Disputed"])
+def test_statuses_of_money_taken_are_captures(tmp_path: Path, value: str) -> None:
+    # Braintree's captures before they settle, and a Stripe charge under dispute: money taken.
+    assert kind_by_words(value) == "capture"
+    mapping = _propose(tmp_path, _stripe({2: value})).mapping
+    assert mapping is not None and not _validate(tmp_path, mapping).errors
+    assert _found(_run(tmp_path, mapping)) == {}
