@@ -15,9 +15,8 @@ from agent.data.mapping.columns import SampleColumns
 from agent.data.mapping.evidence import Evidence
 from agent.data.mapping.proposal import Clarification, DatasetProposal
 from agent.data.mapping.settling import MIN_MATCHED, the_one_that_agrees
-from agent.data.schema import Role, TimestampReading
+from agent.data.schema import TIME_FIELD, Role, TimestampReading
 
-_FIELD = {Role.ORDERS: "order_date", Role.PAYMENTS: "captured_at"}
 _NEAR_DAYS = 7  # swapped day and month move a date by about a month or more (but 5/5)
 _GUESSED = "fits both day-first and month-first"
 
@@ -32,7 +31,7 @@ def decide_date_order(
     """Settle, by the other file, or ask about each file whose dates fit both orders."""
     for role in Role:
         proposal = datasets[role]
-        field = _FIELD[role]
+        field = TIME_FIELD[role]
         column = proposal.column_of(field)
         stamp = proposal.options.timestamps.get(field)
         mine = answers.get(role, {})
@@ -41,8 +40,8 @@ def decide_date_order(
         if not evidence[role].profiles[column].day_month_guessed:
             continue
         other = role.other
-        other_column = datasets[other].column_of(_FIELD[other])
-        other_stamp = datasets[other].options.timestamps.get(_FIELD[other])
+        other_column = datasets[other].column_of(TIME_FIELD[other])
+        other_stamp = datasets[other].options.timestamps.get(TIME_FIELD[other])
         settled = None
         if (
             other_column is not None
@@ -50,8 +49,8 @@ def decide_date_order(
             and not evidence[other].profiles[other_column].day_month_guessed
         ):
             settled = _settle(datasets, samples, role, stamp)
+        notes = [n for n in proposal.notes if _GUESSED not in n]
         if settled is None:
-            notes = [n for n in proposal.notes if _GUESSED not in n]
             datasets[role] = proposal.model_copy(update={"notes": notes})
             clarifications.append(
                 Clarification(
@@ -66,7 +65,6 @@ def decide_date_order(
                 )
             )
             continue
-        notes = [n for n in proposal.notes if _GUESSED not in n]
         if settled != stamp.pattern:
             reading = stamp.model_copy(update={"pattern": settled})
             timestamps = {**proposal.options.timestamps, field: reading}

@@ -12,7 +12,7 @@ from agent.data.mapping.ambiguity import currency_question
 from agent.data.mapping.evidence import Evidence
 from agent.data.mapping.headers import normalize_header
 from agent.data.mapping.proposal import Clarification, DatasetProposal
-from agent.data.schema import Role
+from agent.data.schema import MAIN_AMOUNT, Role
 from agent.data.schema.words import CURRENCY_ALIASES
 
 # Currency symbols and the ISO codes they can stand for. A symbol that stands for one currency
@@ -39,7 +39,6 @@ _SYMBOL_CODES = {
     "$": ("USD", "CAD", "AUD", "NZD", "SGD", "HKD", "MXN", "TWD", "ARS", "CLP", "COP"),
     "¥": ("JPY", "CNY"),
 }
-_MAIN_AMOUNT = {Role.ORDERS: "order_amount", Role.PAYMENTS: "captured_amount"}
 
 
 def decide_currencies(
@@ -94,7 +93,7 @@ def _currency_of_amounts(
     role: Role, datasets: dict[Role, DatasetProposal], evidence: dict[Role, Evidence]
 ) -> tuple[str, str] | None:
     """The currency a file's main amount column is written in, and why; None if it does not say."""
-    column = datasets[role].column_of(_MAIN_AMOUNT[role])
+    column = datasets[role].column_of(MAIN_AMOUNT[role])
     if column is None:
         return None
     mark = evidence[role].profiles[column].currency_mark

@@ -13,12 +13,19 @@ from collections.abc import Sequence
 from decimal import Decimal
 
 from agent.data.currency import CURRENCY_EXPONENTS
-from agent.data.formats import NUMBER_FORMATS, NumberFormat, parse_number, rival_format
+from agent.data.formats import (
+    NUMBER_FORMATS,
+    PROFILE_VALUES,
+    NumberFormat,
+    decimals_used,
+    parse_number,
+    rival_format,
+)
 from agent.data.mapping.amounts import amount_answers, matched_amounts
 from agent.data.mapping.columns import SampleColumns
 from agent.data.mapping.proposal import Clarification, DatasetProposal
 from agent.data.mapping.settling import MIN_MATCHED, the_one_that_agrees
-from agent.data.schema import AmountReading, Role
+from agent.data.schema import MAIN_AMOUNT, AmountReading, Role
 
 _MARK_WORDS = {".": "dot", ",": "comma"}
 
@@ -63,15 +70,8 @@ def decide_separators(
                 ]
             if len(fit) == 1 and reading.unit == "major":  # written as its currency writes
                 if fit[0] == rival:
-                    datasets[role] = _with_reading(
-                        proposal,
-                        field,
-                        reading.model_copy(
-                            update={"decimal": rival.decimal, "thousands": rival.thousands}
-                        ),
-                        f'"{column}" has "{rival.decimal}" as its decimal mark: its amounts read '
-                        "both ways, and this way each has its currency's decimals",
-                    )
+                    why = "each has its currency's decimals"
+                    datasets[role] = _take(datasets[role], field, rival, why)
                 continue
             doubtful[role, field] = (chosen, rival)
     for (role, field), (chosen, rival) in doubtful.items():
@@ -112,15 +112,11 @@ def _decimals_fit(
     default = proposal.options.default_currency
     codes = sample.values(currency) if currency is not None else [default or ""] * len(amounts)
     seen = False
-    for value, code in zip(amounts, codes, strict=True):
-        text = value.strip()
-        if not text or parse_number(text, fmt) is None:
+    for value, code in set(zip(amounts, codes, strict=True)):  # each pair once
+        if not value.strip() or parse_number(value, fmt) is None:
             continue
         exponent = CURRENCY_EXPONENTS.get(code.strip().upper())
-        mark = text.rfind(fmt.decimal)
-        digits = (
-            0 if mark < 0 else len(text[mark + 1 :]) - len(text[mark + 1 :].lstrip("0123456789"))
-        )
+        digits = decimals_used((value,), fmt)
         if exponent is None or digits > exponent or (exact and digits != exponent):
             return False
         seen = True
@@ -143,10 +139,7 @@ def _settled(
 ) -> bool:
     """Whether the other file's amounts settle the reading of `field` (taking the rival's
     when it is the one that agrees); never against another file's amounts in doubt too."""
-    other = {Role.ORDERS: (Role.PAYMENTS, "captured_amount")}.get(
-        role, (Role.ORDERS, "order_amount")
-    )
-    if field not in ("order_amount", "captured_amount") or other in doubtful:
+    if field != MAIN_AMOUNT[role] or (role.other, MAIN_AMOUNT[role.other]) in doubtful:
         return False
     agrees = the_one_that_agrees(
         {fmt: _agreement(datasets, samples, role, field, fmt) for fmt in (chosen, rival)}
@@ -154,16 +147,22 @@ def _settled(
     if agrees == chosen:
         return True
     if agrees == rival:
-        reading = datasets[role].options.amounts[field]
-        datasets[role] = _with_reading(
-            datasets[role],
-            field,
-            reading.model_copy(update={"decimal": rival.decimal, "thousands": rival.thousands}),
-            f'"{datasets[role].column_of(field)}" has "{rival.decimal}" as its decimal mark: '
-            "its amounts read both ways, and this way they agree with the other file's",
-        )
+        datasets[role] = _take(datasets[role], field, rival, "they agree with the other file's")
         return True
     return False
+
+
+def _take(proposal: DatasetProposal, field: str, fmt: NumberFormat, why: str) -> DatasetProposal:
+    """`proposal` reading `field` under `fmt`, the other of two readings its values fit, with a
+    note saying why."""
+    reading = proposal.options.amounts[field]
+    return _with_reading(
+        proposal,
+        field,
+        reading.model_copy(update={"decimal": fmt.decimal, "thousands": fmt.thousands}),
+        f'"{proposal.column_of(field)}" has "{fmt.decimal}" as its decimal mark: its amounts read '
+        f"both ways, and this way {why}",
+    )
 
 
 def _agreement(
@@ -203,7 +202,8 @@ def _complete(
     with it, that reads the most values (its own first, on a tie)."""
     formats = [f for f in NUMBER_FORMATS if f.decimal == reading.decimal]
     formats.sort(key=lambda f: f.thousands != reading.thousands)
-    best = max(formats, key=lambda f: sum(parse_number(v, f) is not None for v in values[:1000]))
+    head = values[:PROFILE_VALUES]
+    best = max(formats, key=lambda f: sum(parse_number(v, f) is not None for v in head))
     if best.thousands == reading.thousands:
         return proposal
     return _with_reading(proposal, field, reading.model_copy(update={"thousands": best.thousands}))

@@ -15,11 +15,10 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from agent.data.ingest import CsvSample
 from agent.data.mapping.headers import normalize_header
 from agent.data.profile import ColumnProfile, column_values
-from agent.data.schema import TIME_OPTIONS, Role, TimestampReading
+from agent.data.schema import TIME_FIELD, TIME_OPTIONS, Role, TimestampReading
 from agent.data.timestamp_formats import TIMESTAMP_FORMATS, timestamp_hits
 from agent.errors import MappingError, UnknownColumnError
 
-_TIMESTAMP_FIELD = {Role.ORDERS: "order_date", Role.PAYMENTS: "captured_at"}
 _DATE_PART = re.compile(r"^(%[dmYy])([-/.])(%[dmYy])\2(%[dmYy])")
 _TIME_PATTERNS = ("%H:%M:%S", "%H:%M", "%I:%M:%S %p", "%I:%M %p", "%H:%M:%S.%f")
 
@@ -58,7 +57,7 @@ def answered_timestamps(
     column the file does not have.
     """
     timestamps = dict(timestamps)
-    field = _TIMESTAMP_FIELD[role]
+    field = TIME_FIELD[role]
     asked = {name: answers[name] for name in TIME_OPTIONS if name in answers}
     if asked:
         column = columns.get(field)

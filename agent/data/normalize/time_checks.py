@@ -8,12 +8,7 @@ import duckdb
 from agent.data.normalize.load import table_name
 from agent.data.normalize.report import ValidationReport
 from agent.data.normalize.zones import AMBIGUOUS_ZONES
-from agent.data.schema import DatasetMapping, Role
-
-_TIME_OF = {
-    Role.ORDERS: ("order_date", "order_amount"),
-    Role.PAYMENTS: ("captured_at", "captured_amount"),
-}
+from agent.data.schema import MAIN_AMOUNT, TIME_FIELD, DatasetMapping, Role
 
 
 def check_times(
@@ -30,7 +25,7 @@ def check_times(
     The window is optional, so neither stops an approval; but a person approving must know
     that reconciling will not flag a capture made weeks after its order.
     """
-    field, amount = _TIME_OF[role]
+    field, amount = TIME_FIELD[role], MAIN_AMOUNT[role]
     column = mapping.columns.get(field)
     _check_zones(con, report, file_name, role, mapping)
     if column is None:
@@ -63,7 +58,7 @@ def _check_zones(
 ) -> None:
     """A warning naming the abbreviations of a zone column that stand for more than one zone
     (`CST` is US Central and China Standard Time, 14 hours apart), with how they are read."""
-    field = _TIME_OF[role][0]
+    field = TIME_FIELD[role]
     stamp = mapping.options.timestamps.get(field)
     if stamp is None or stamp.zone_column is None:
         return

@@ -17,7 +17,7 @@ The parts, each in its own module:
 
 from __future__ import annotations
 
-from agent.data.schema.fields import SCHEMA, FieldKind, FieldSpec, spec
+from agent.data.schema.fields import MAIN_AMOUNT, SCHEMA, TIME_FIELD, FieldKind, FieldSpec, spec
 from agent.data.schema.mapping import DatasetMapping, Mapping
 from agent.data.schema.options import (
     AMOUNT_OPTIONS,
@@ -41,9 +41,11 @@ __all__ = [
     "AMOUNT_OPTIONS",
     "ID_OPTIONS",
     "KIND_OPTIONS",
+    "MAIN_AMOUNT",
     "READING_OPTIONS",
     "ROLE_OPTIONS",
     "SCHEMA",
+    "TIME_FIELD",
     "TIME_OPTIONS",
     "AmountReading",
     "DatasetMapping",

@@ -343,6 +343,12 @@ SCHEMA: dict[Role, tuple[FieldSpec, ...]] = {
 }
 
 
+MAIN_AMOUNT = {Role.ORDERS: "order_amount", Role.PAYMENTS: "captured_amount"}
+"""Each role's amount field: what an order totals, what a payment captured."""
+TIME_FIELD = {Role.ORDERS: "order_date", Role.PAYMENTS: "captured_at"}
+"""Each role's timestamp field: the two the capture window compares."""
+
+
 def spec(role: Role, name: str) -> FieldSpec:
     """The field `name` of `role`; raises KeyError for a field the role does not have."""
     for item in SCHEMA[role]:
