@@ -238,6 +238,13 @@ def _check_statuses(
         f"AND payment_status NOT IN {sql_words(policy.failed_payment_statuses)} "
         f"GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT {_MAX_STATUSES}"
     ).fetchall()
+    if len(rows) == _MAX_STATUSES:  # the rarest were not looked at: never read them as captures
+        report.errors.append(
+            f'{file_name}: column "{column}" holds more than {_MAX_STATUSES:,} different '
+            "statuses, too many to say which took money: it does not read as a payment status; "
+            "map another column to payments.payment_status, or none"
+        )
+        return
     # With row kinds from another column (`Type`), a status the kinds ignore is known too.
     known = (*policy.refunded_payment_statuses, *(kinds.ignore if kinds else ()))
     captures = [v for v, _, _ in rows if v in known or kind_by_words(v) == "capture"]

@@ -14,7 +14,7 @@ import pytest
 
 from agent.data.ingest import inspect_csv
 from agent.data.mapping import Proposal, infer_mapping, kind_by_words
-from agent.data.normalize import ValidationReport
+from agent.data.normalize import ValidationReport, validation
 from agent.data.pipeline import JobResult, run_job
 from agent.data.policy import Policy
 from agent.data.reconcile import connect, load_and_validate
@@ -473,3 +473,16 @@ def test_statuses_of_money_taken_are_captures(tmp_path: Path, value: str) -> Non
     mapping = _propose(tmp_path, _stripe({2: value})).mapping
     assert mapping is not None and not _validate(tmp_path, mapping).errors
     assert _found(_run(tmp_path, mapping)) == {}
+
+
+def test_a_status_column_of_too_many_values_to_check_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Only the most common statuses are looked at; past that bound the rest would have been
+    # read as captures unchecked.
+    mapping = _propose(tmp_path, _stripe({})).mapping
+    assert mapping is not None
+    monkeypatch.setattr(validation, "_MAX_STATUSES", 3)
+    _write(tmp_path / "payments.csv", _stripe({2: "paid", 3: "captured", 4: "settled"}))
+    [error] = _validate(tmp_path, mapping).errors
+    assert "holds more than 3 different statuses" in error
