@@ -317,7 +317,9 @@ class ColumnCache:
             "records": layout.records,
             "warnings": list(layout.warnings),
         }
-        partial = self.folder / f".{key}.{os.getpid()}.json"
+        # One per thread (the Parquet's is one per call): two threads of one process may build
+        # one key (the same file in both roles) and must not rename each other's file away.
+        partial = self.folder / f".{key}.{os.getpid()}-{threading.get_ident()}.json"
         partial.write_text(json.dumps(saved), encoding="utf-8")
         partial.replace(self.folder / f"{key}.json")
 
