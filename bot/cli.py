@@ -160,8 +160,9 @@ def _inspect(args: argparse.Namespace) -> int:
     if args.save_mapping is not None:
         keep = [*inputs, *Settings().state_paths()]
         args.save_mapping = output_file(args.save_mapping, option="--save-mapping", keep=keep)
+    policy = configured_policy(Settings())  # configuration first: a bad policy file stops here
     samples = [inspect_csv(p, p.name) for p in inputs]
-    proposal = infer_mapping(*samples)
+    proposal = infer_mapping(*samples, vocabulary=policy.vocabulary())
     report: ValidationReport | None = None
     mapping = proposal.mapping
     if mapping is not None:
@@ -170,7 +171,7 @@ def _inspect(args: argparse.Namespace) -> int:
             Role.ORDERS: (paths[proposal.orders.file_name], proposal.orders.file_name),
             Role.PAYMENTS: (paths[proposal.payments.file_name], proposal.payments.file_name),
         }
-        report = validate_once(files, mapping)
+        report = validate_once(files, mapping, policy)
         if args.save_mapping and report.ok:
             args.save_mapping.write_text(mapping.model_dump_json(indent=2) + "\n")
     complete = {s.layout.file_name for s in samples if s.complete}

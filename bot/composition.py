@@ -160,7 +160,9 @@ def build_runtime(
             clock=SystemClock(),
             settings=workflow_settings(settings, policy),
             samples=SampleCache(
-                folder=settings.work_dir / "columns" / "heads", max_age=settings.cache_max_age
+                folder=settings.work_dir / "columns" / "heads",
+                max_age=settings.cache_max_age,
+                vocabulary=policy.vocabulary(),
             ),
         )
     )

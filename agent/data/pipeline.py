@@ -48,7 +48,7 @@ def run_job(
     """
     if cache is not None:
         return _run_job(files, mapping, policy, export_to, workdir=workdir, cache=cache)
-    with read_once(files, mapping, workdir, check=False) as (sources, once):
+    with read_once(files, mapping, workdir, policy=None) as (sources, once):
         return _run_job(sources, mapping, policy, export_to, workdir=workdir, cache=once)
 
 

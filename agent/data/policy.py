@@ -28,6 +28,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 from pydantic_core import ErrorDetails
 
+from agent.data.vocabulary import BUILTIN_DIGEST, Vocabulary, meaning_pairs
 from agent.errors import PolicyError
 
 logger = logging.getLogger(__name__)
@@ -65,8 +66,9 @@ STATUS_KEYS = (
     "refunded_order_statuses",
     "paid_order_statuses",
 )
-RULE_KEYS = NUMBER_KEYS + STATUS_KEYS
-"""The keys of a policy file, and exactly the content of the version digest."""
+WORD_KEYS = ("order_status_words", "payment_value_words")
+RULE_KEYS = NUMBER_KEYS + STATUS_KEYS + WORD_KEYS
+"""The keys of a policy file; with the built-in vocabulary's digest, the version's content."""
 
 # A word may not mean two contradictory things about one column: a payment is either a failed
 # attempt (ignored) or a refund (money returned); an order that counts as paid is neither voided
@@ -126,6 +128,16 @@ class Policy(BaseModel):
     voided_order_statuses: tuple[str, ...] = ("voided", "void", "cancelled", "canceled")
     refunded_order_statuses: tuple[str, ...] = ("refunded",)
     paid_order_statuses: tuple[str, ...] = ("paid", "captured", "completed", "complete")
+    # A team's own words (`"Closed" = "paid"`): they extend and override the vocabulary.
+    # Pairs of (folded word, meaning), sorted: a tuple keeps the frozen policy hashable.
+    order_status_words: tuple[tuple[str, str], ...] = ()
+    payment_value_words: tuple[tuple[str, str], ...] = ()
+
+    @field_validator(*WORD_KEYS, mode="before")
+    @classmethod
+    def _meaning_words(cls, value: object, info: ValidationInfo) -> tuple[tuple[str, str], ...]:
+        """Each word folded as the vocabulary reads values; its meaning one of the known."""
+        return meaning_pairs(value, orders=info.field_name == "order_status_words")
 
     @field_validator(*STATUS_KEYS, mode="before")
     @classmethod
@@ -175,7 +187,26 @@ class Policy(BaseModel):
         """
         content: dict[str, Any] = {key: getattr(self, key) for key in NUMBER_KEYS}
         content.update({key: sorted(set(getattr(self, key))) for key in STATUS_KEYS})
+        content.update({key: dict(getattr(self, key)) for key in WORD_KEYS})
+        content["vocabulary"] = BUILTIN_DIGEST
         return content
+
+    def vocabulary(self) -> Vocabulary:
+        """The vocabulary in force: the built-in words, this policy's status lists and its own
+        words on top (its own words last: they win)."""
+        return Vocabulary.extended(
+            orders={
+                "paid": self.paid_order_statuses,
+                "voided": self.voided_order_statuses,
+                "refunded": self.refunded_order_statuses,
+            },
+            payments={
+                "refund": self.refunded_payment_statuses,
+                "failed": self.failed_payment_statuses,
+            },
+            order_words=self.order_status_words,
+            payment_words=self.payment_value_words,
+        )
 
     def canonical_json(self) -> bytes:
         """The canonical bytes of the rules: UTF-8 JSON, keys sorted, no whitespace.
@@ -196,6 +227,12 @@ class Policy(BaseModel):
         """Each rule's value as a person reads it, by key (for `reconbot explain`)."""
         shown = {key: str(getattr(self, key)) for key in NUMBER_KEYS}
         shown.update({key: ", ".join(getattr(self, key)) for key in STATUS_KEYS})
+        shown.update(
+            {
+                key: ", ".join(f"{w} = {m}" for w, m in getattr(self, key)) or "(none)"
+                for key in WORD_KEYS
+            }
+        )
         return shown
 
     def explain(self, category: str) -> str:

@@ -22,6 +22,7 @@ from agent.data.cache import Fetch
 from agent.data.ingest import HEAD_BYTES, CsvSample, inspect_head
 from agent.data.mapping import Comparisons, Proposal, infer_mapping
 from agent.data.schema import Role
+from agent.data.vocabulary import BUILTIN, Vocabulary
 
 logger = logging.getLogger(__name__)
 
@@ -37,9 +38,16 @@ class SampleCache:
     """
 
     def __init__(
-        self, size: int = 8, *, folder: Path | None = None, max_age: timedelta = timedelta(days=2)
+        self,
+        size: int = 8,
+        *,
+        folder: Path | None = None,
+        max_age: timedelta = timedelta(days=2),
+        vocabulary: Vocabulary = BUILTIN,
     ) -> None:
         self.size = size
+        self.vocabulary = vocabulary
+        """The words inference reads status and kind values by: the policy's in force."""
         self.folder = folder
         self.max_age = max_age
         self._samples: OrderedDict[str, CsvSample] = OrderedDict()
@@ -63,7 +71,9 @@ class SampleCache:
             if found is not None:
                 self._proposals.move_to_end(key)
                 return found
-        found = infer_mapping(*samples, answers=answers, memo=self.comparisons)
+        found = infer_mapping(
+            *samples, answers=answers, memo=self.comparisons, vocabulary=self.vocabulary
+        )
         self._remember_proposal(key, found)
         return found
 

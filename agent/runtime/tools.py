@@ -205,6 +205,7 @@ def validate_mapping(
                 file_sources(context.blobs, context.files),
                 mapping,
                 context.workdir,
+                policy=context.policy,
                 cache=context.cache,
                 progress=context.on_rows,
                 memo=ValidationMemo(

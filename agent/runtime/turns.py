@@ -81,7 +81,7 @@ class AgentTurns:
                 mapping = None
             if mapping is not None:
                 try:
-                    preload(sources, mapping, self.cache, rows)
+                    preload(sources, mapping, self.cache, rows, policy=self.deps.settings.policy)
                 except Exception as error:  # the validation reads the files and says why
                     kind = type(error).__name__
                     logger.warning("error=<%s> | the first read did not start", kind)

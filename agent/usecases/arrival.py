@@ -240,7 +240,7 @@ def _decide(
         return None
     pair = (first, second) if roles[0] is Role.ORDERS else (second, first)
     try:
-        proposal = infer_mapping(*pair, memo=samples.comparisons)
+        proposal = infer_mapping(*pair, memo=samples.comparisons, vocabulary=samples.vocabulary)
     except Exception as error:
         logger.info("error=<%s> | no mapping inferred from the heads", type(error).__name__)
         proposal = None

@@ -48,7 +48,7 @@ def test_100k_orders_reconcile_to_exactly_the_truth(demo: Path, tmp_path: Path) 
         Role.ORDERS: (demo / "orders.csv", "orders.csv"),
         Role.PAYMENTS: (demo / "payments.csv", "payments.csv"),
     }
-    report = load_and_validate(connect(), files, mapping)
+    report = load_and_validate(connect(), files, mapping, policy=Policy())
     assert report.ok
     assert report.warnings == []
     result = run_job(files, mapping, Policy(), tmp_path / "exceptions.csv")

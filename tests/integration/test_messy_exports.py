@@ -53,7 +53,7 @@ def test_german_export_against_stripe_style_payments(tmp_path: Path) -> None:
         Role.ORDERS: (orders, orders.name),
         Role.PAYMENTS: (payments, payments.name),
     }
-    assert load_and_validate(connect(), files, mapping).ok
+    assert load_and_validate(connect(), files, mapping, policy=Policy()).ok
     result = run_job(files, mapping, Policy(), tmp_path / "exceptions.csv")
     summary = result.reconciliation.summary()
     assert summary.total_findings == 0

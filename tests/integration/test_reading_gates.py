@@ -46,7 +46,7 @@ def _validate(
     mapping = proposal.mapping
     assert mapping is not None, proposal.clarifications
     files = {role: (paths[role], paths[role].name) for role in Role}
-    return mapping, load_and_validate(connect(), files, mapping)
+    return mapping, load_and_validate(connect(), files, mapping, policy=Policy())
 
 
 @pytest.mark.parametrize(

@@ -14,12 +14,14 @@ from agent.data.keys import id_reading_from_answers
 from agent.data.mapping.ambiguity import decide_field
 from agent.data.mapping.candidates import FieldCandidates, Scored
 from agent.data.mapping.evidence import Evidence
+from agent.data.mapping.order_statuses import order_statuses
 from agent.data.mapping.proposal import Candidate, Clarification, DatasetProposal, FieldChoice
 from agent.data.mapping.readings import reading_from_answers, reading_options
 from agent.data.mapping.row_kinds import row_kinds
 from agent.data.profile import ColumnProfile
 from agent.data.schema import READING_OPTIONS, SCHEMA, FieldSpec, Role
 from agent.data.schema import spec as spec_of
+from agent.data.vocabulary import Vocabulary
 from agent.errors import UnknownColumnError
 
 
@@ -29,8 +31,10 @@ def dataset_proposal(
     scored: FieldCandidates,
     clarifications: list[Clarification],
     answers: dict[str, str],
+    vocabulary: Vocabulary,
 ) -> DatasetProposal:
     """The proposal for the file playing `role`; its open questions go to `clarifications`.
+    Status and row-kind values take their meanings from `vocabulary`.
 
     Raises UnknownColumnError for an answer naming a column the file does not have (or, for
     `currency`, neither a column nor a currency code), KeyError for a field the role does not
@@ -57,9 +61,13 @@ def dataset_proposal(
     options = reading_from_answers(role, options, choices, sample, answers)
     notes = [n for n in notes if not _answered_note(n, answers)]
     if role is Role.PAYMENTS:
-        kinds = row_kinds(sample, choices, answers, notes)
+        kinds = row_kinds(sample, choices, answers, notes, vocabulary, by_name)
         if kinds is not None:
             options = options.model_copy(update={"kinds": kinds})
+    else:
+        statuses = order_statuses(sample, choices, answers, vocabulary)
+        if statuses is not None:
+            options = options.model_copy(update={"statuses": statuses})
     if default_currency is not None:
         options = options.model_copy(update={"default_currency": default_currency})
     if ids is not None:

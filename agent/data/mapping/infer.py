@@ -29,6 +29,7 @@ from agent.data.mapping.proposal import Clarification, DatasetProposal, Proposal
 from agent.data.mapping.roles import role_fits, swap_from_answers
 from agent.data.mapping.separators import decide_separators
 from agent.data.schema import SCHEMA, Role
+from agent.data.vocabulary import BUILTIN, Vocabulary
 
 
 def infer_mapping(
@@ -38,6 +39,7 @@ def infer_mapping(
     answers: dict[Role, dict[str, str]] | None = None,
     budget: Budget | None = None,
     memo: Comparisons | None = None,
+    vocabulary: Vocabulary = BUILTIN,
 ) -> Proposal:
     """Propose which file holds orders and which payments, and a mapping for each.
 
@@ -53,6 +55,10 @@ def infer_mapping(
     What the files' values say does not depend on the answers (the roles aside): with a
     `memo`, it is worked out once per pair of sample objects and roles, and an edit of the
     mapping only decides the fields again (`Comparisons`).
+
+    Status and row-kind values take their meanings from `vocabulary` (the policy's in force,
+    `Policy.vocabulary()`; the built-in words by default): inference only proposes them, and
+    the mapping a person approves carries them.
     """
     answers = answers or {}
     chosen = swap_from_answers(answers, (first.layout.file_name, second.layout.file_name))
@@ -69,6 +75,7 @@ def infer_mapping(
             compared.scored[role],
             clarifications,
             answers.get(role, {}),
+            vocabulary,
         )
     if compared.budget.spent:
         for role in Role:

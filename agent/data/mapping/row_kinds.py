@@ -1,9 +1,11 @@
 """Row kinds of a payments file: which rows are captures, which refunds, which to ignore.
 
-A status or type value is read by the words it is made of (`express_checkout_payment` is a
-capture, `payment_refund` a refund, `merchantpayout` a row to ignore). A policy word such as
-`refunded` is a capture's state in most exports but a row of its own in others; the rows
-decide. A person may name the column (`kinds_column`) and the lists (`kinds_capture`, ...).
+A status or type value means what the vocabulary in force says (`agent.data.vocabulary`:
+`express_checkout_payment` is a capture, `payment_refund` a refund, `merchantpayout` a payout
+to ignore). A refunded word such as `refunded` or `Rimborsato` is a capture's state in most
+exports but a row of its own in others; the rows decide. The column is found by its values,
+whatever its header; a column of tenders (`Credit card`, `Bank transfer`) is never one. A
+person may name the column (`kinds_column`) and the lists (`kinds_capture`, ...).
 """
 
 from __future__ import annotations
@@ -15,58 +17,27 @@ from agent.data.keys import _first_error
 from agent.data.mapping.bounds import CLOSE_CANDIDATES
 from agent.data.mapping.headers import normalize_header
 from agent.data.mapping.proposal import FieldChoice
-from agent.data.policy import Policy
-from agent.data.profile import column_values
+from agent.data.profile import ColumnProfile, column_values
 from agent.data.schema import RowKinds, kind_word
+from agent.data.vocabulary import BUILTIN, Vocabulary, is_tender
 from agent.errors import MappingError, UnknownColumnError
 
-# Words in a status or type value that say what a payment row is. A value is read in words
-# (`express_checkout_payment`) and as a whole (`merchantpayout`); a word to ignore outranks a
-# refund word, which outranks a capture word (`payment_refund` is a refund).
-# English, then the words of German, French, Spanish, Italian, Dutch and Portuguese exports.
-_CAPTURE_WORDS = frozenset(
-    "settled settle settling settlement completed complete succeeded success successful paid "
-    "captured capture sale sales charge charged payment purchase disputed "
-    "abgeschlossen erfolgreich bezahlt gebucht zahlung payé réussi terminé accepté paiement "
-    "completado pagado aprobado pago completato pagato riuscito pagamento betaald voltooid "
-    "geslaagd betaling concluído concluido aprovado".split()
-)
-_REFUND_WORDS = frozenset(
-    "refund refunded refunds credit return returned returns chargeback chargebacks reversal "
-    "reversed charged_back chargedback erstattet erstattung rückerstattung remboursé "
-    "remboursement reembolso "
-    "reembolsado rimborso rimborsato terugbetaling terugbetaald".split()
-)
-_IGNORE_WORDS = frozenset(
-    "fee fees payout payouts merchantpayout withdrawal transfer deposit pending authorization "
-    "authorisation authorized authorised auth memo denied open declined rejected voided void "
-    "hold failed failure canceled cancelled error expired blocked incomplete uncaptured unpaid "
-    "processing requires awaiting waiting initiated scheduled created refused unsuccessful "
-    "abandoned uncleared unclaimed not no non nicht niet não nao "
-    "ausstehend offen fehlgeschlagen abgelehnt storniert abgebrochen en_attente attente échoué "
-    "refusé annulé pendiente fallido rechazado cancelado in_attesa attesa fallito rifiutato "
-    "annullato mislukt geweigerd geannuleerd aguardando pendente falhou recusado".split()
-)
-# `requires_capture` and `processing` (Stripe) are money not yet taken, `payment_failed` an
-# attempt, `not_paid` a denial: a capture word in them does not make them captures. English
-# `approved` is asked about (Square's is authorised, not captured); Mercado Pago's `aprobado`
-# and `aprovado` are paid.
-# Header words of columns that say something else than the row's kind.
+# Header words of columns that say how a customer paid or where, never what a row is.
 _NOT_KIND_HEADERS = frozenset("card instrument method tender entry channel order".split())
+# Header words of columns that say what a row is, in the languages of the vocabulary: such a
+# column is read before the others (`Type`, `Tipo`, `Typ`, `Art`, `Soort`, `reporting_category`).
+_KIND_HEADERS = frozenset(
+    "type kind category tipo typ art soort categorie categoria rodzaj".split()
+)
 _MAX_KINDS = 20
+# Words in a value of a column taken as a kind column by its values alone (`Express Checkout
+# Payment` has three); longer values are sentences.
+_MAX_KIND_WORDS = 3
 
 
-def kind_by_words(value: str) -> str | None:
-    """`capture`, `refund` or `ignore` for a status/type value by the words it is made of."""
-    word = kind_word(value)
-    tokens = {word, *word.split("_")}
-    if tokens & _IGNORE_WORDS:
-        return "ignore"
-    if tokens & _REFUND_WORDS:
-        return "refund"
-    if tokens & _CAPTURE_WORDS:
-        return "capture"
-    return None
+def kind_by_words(value: str, vocabulary: Vocabulary = BUILTIN) -> str | None:
+    """`capture`, `refund` or `ignore` for a status/type value by the vocabulary's words."""
+    return vocabulary.row_kind(value)
 
 
 def _kind_values(sample: CsvSample, column: str) -> list[str]:
@@ -111,104 +82,161 @@ def _separate_rows(sample: CsvSample, column: str, value: str, choices: list[Fie
 
 
 def _classify(
-    sample: CsvSample, column: str, choices: list[FieldChoice], *, status: bool
-) -> dict[str, str | None]:
-    """Each value of `column` -> its kind by words (None: unknown); failed words are left out
-    of a status column, where the policy already reads them."""
-    policy = Policy()
-    found: dict[str, str | None] = {}
+    sample: CsvSample,
+    column: str,
+    choices: list[FieldChoice],
+    vocabulary: Vocabulary,
+    *,
+    status: bool,
+) -> dict[str, tuple[str | None, bool]]:
+    """Each value of `column` -> its kind by the vocabulary (None: unknown) and whether it is a
+    capture whose state says refunded. The policy's failed statuses are left out of a status
+    column, where the engine reads them as failed attempts."""
+    found: dict[str, tuple[str | None, bool]] = {}
     for value in _kind_values(sample, column):
-        if status and value in policy.failed_payment_statuses:
+        if status and value in vocabulary.failed_statuses:
             continue
-        kind = kind_by_words(value)
-        # A policy word (`refunded`) is a capture's state unless its rows are records of their
-        # own. Another refund word stays a refund: read as a capture, the engine would not know
-        # the money went back (`charged_back` would count as kept).
-        if value in policy.refunded_payment_statuses:
-            kind = "refund" if _separate_rows(sample, column, value, choices) else "capture"
-        found[value] = kind
+        kind = vocabulary.row_kind(value)
+        refunded = False
+        # A refunded state (`refunded`, `Rimborsato`) is a capture's state unless its rows are
+        # records of their own: then the capture is kept as a capture that was refunded. A
+        # refund record (`refund`, `credit`) stays a refund.
+        if (
+            kind == "refund"
+            and vocabulary.is_refunded_state(value)
+            and not _separate_rows(sample, column, value, choices)
+        ):
+            kind, refunded = "capture", True
+        found[value] = (kind, refunded)
     return found
 
 
+def _candidate_columns(
+    sample: CsvSample,
+    choices: list[FieldChoice],
+    profiles: dict[str, ColumnProfile],
+    status: str | None,
+) -> tuple[list[str], list[str]]:
+    """The columns that may say each row's kind, in the order they are tried: those whose
+    header says a kind (`Type`, `Tipo`, `Category`) first (the status column first of them),
+    then the status column; and apart, any other column of few values that is no other
+    field's (a `Event` column of `Payment` and `Refund`), which must read as kinds whole."""
+    taken = {c.column for c in choices if c.column and c.field != "payment_status"}
+    headed: list[str] = []
+    others: list[str] = []
+    for name in sample.layout.columns:
+        if name in taken or name == status:
+            continue
+        words = set(normalize_header(name).split())
+        if words & _NOT_KIND_HEADERS:
+            continue
+        profile = profiles.get(name)
+        if profile is not None and (
+            not profile.filled
+            or profile.distinct > _MAX_KINDS
+            or profile.is_numeric()
+            or profile.timestamp_share >= 0.5
+        ):
+            continue
+        (headed if words & _KIND_HEADERS else others).append(name)
+    order = headed[:CLOSE_CANDIDATES]
+    if status is not None:  # first when its header says a kind too (Shopify's `Type`)
+        status_words = set(normalize_header(status).split())
+        order.insert(0 if status_words & _KIND_HEADERS else len(order), status)
+    return order, others[:CLOSE_CANDIDATES]
+
+
+def _is_tender_column(values: list[str]) -> bool:
+    """Whether most values of a column name how a customer paid."""
+    return sum(map(is_tender, values)) * 2 > len(values)
+
+
 def _kind_column(
-    sample: CsvSample, choices: list[FieldChoice]
-) -> tuple[str, dict[str, str]] | None:
+    sample: CsvSample,
+    choices: list[FieldChoice],
+    profiles: dict[str, ColumnProfile],
+    vocabulary: Vocabulary,
+) -> tuple[str, dict[str, tuple[str, bool]]] | None:
     """The column that says each payment row's kind, and its values' kinds, when one does.
 
-    Candidates are the status column and the columns whose header says `type` or `kind`
-    (Shopify's transactions: a status column named `Type` first, then the other type columns,
-    then the status column). The first whose
-    every value has a known kind, with captures and at least one refund or row to ignore, is
-    taken; failing that, the first where most values are known that way: its other values stay
-    in no list, so validation asks what they are instead of reading a fee as a capture. A file
-    whose rows are all captures (and failed attempts) needs no row kinds. The first
-    `CLOSE_CANDIDATES` type columns are read (see `bounds`).
+    Candidates are found by their values (`_candidate_columns`). The first whose every value
+    has a known kind, with captures and at least one refund or row to ignore, is taken;
+    failing that, the first where most values are known that way: its other values stay in no
+    list, so validation asks what they are instead of reading a fee as a capture. A column of
+    tenders is never taken. A file whose rows are all captures (and failed attempts) needs no
+    row kinds.
     """
     status = next((c.column for c in choices if c.field == "payment_status"), None)
-    typed = []
-    for name in sample.layout.columns:
-        words = set(normalize_header(name).split())
-        if words & {"type", "kind"} and not words & _NOT_KIND_HEADERS:
-            typed.append(name)
-    order = [c for c in typed if c == status] + [c for c in typed if c != status]
-    order = order[:CLOSE_CANDIDATES]
-    if status is not None and status not in order:
-        order.append(status)
-    partial: tuple[str, dict[str, str]] | None = None
-    for column in order:
+    partial: tuple[str, dict[str, tuple[str, bool]]] | None = None
+    named, unnamed = _candidate_columns(sample, choices, profiles, status)
+    for column in [*named, *unnamed]:
         values = _kind_values(sample, column)
-        if not values or len(values) > _MAX_KINDS:
+        if not values or len(values) > _MAX_KINDS or _is_tender_column(values):
             continue
-        found = _classify(sample, column, choices, status=column == status)
-        kinds = {value: kind for value, kind in found.items() if kind is not None}
-        if not ("capture" in kinds.values() and {"refund", "ignore"} & set(kinds.values())):
+        if column in unnamed and any(len(v.split("_")) > _MAX_KIND_WORDS for v in values):
+            continue  # free text (a message, a description) is no kind, whatever it mentions
+        found = _classify(sample, column, choices, vocabulary, status=column == status)
+        kinds = {v: (k, r) for v, (k, r) in found.items() if k is not None}
+        said = {k for k, _ in kinds.values()}
+        if not ("capture" in said and {"refund", "ignore"} & said):
             continue
         if len(kinds) == len(found):
             return column, kinds
-        if partial is None and len(kinds) > len(found) - len(kinds):
+        if partial is None and column in named and len(kinds) > len(found) - len(kinds):
             partial = column, kinds
     return partial
 
 
 def _proposed_lists(
-    sample: CsvSample, choices: list[FieldChoice], answers: dict[str, str], status: str | None
+    sample: CsvSample,
+    choices: list[FieldChoice],
+    answers: dict[str, str],
+    status: str | None,
+    profiles: dict[str, ColumnProfile],
+    vocabulary: Vocabulary,
 ) -> tuple[str | None, dict[str, list[str]]]:
-    """The kinds column (a person's `kinds_column`, else the one found) and its values' kinds."""
+    """The kinds column (a person's `kinds_column`, else the one found) and its values' kinds,
+    with `refunded`: the capture values whose state says the capture was refunded."""
     column = answers.get("kinds_column", "").strip() or None
-    lists: dict[str, list[str]] = {"capture": [], "refund": [], "ignore": []}
+    lists: dict[str, list[str]] = {"capture": [], "refund": [], "ignore": [], "refunded": []}
+    found: dict[str, tuple[str, bool]] = {}
     if column is not None:
         if column not in sample.layout.columns:
             raise UnknownColumnError(
                 f'{sample.layout.file_name} has no column "{column}" (kinds_column); '
                 f"its columns are: {', '.join(sample.layout.columns)}"
             )
-        for value, kind in _classify(sample, column, choices, status=column == status).items():
-            if kind is not None:
-                lists[kind].append(value)
+        classified = _classify(sample, column, choices, vocabulary, status=column == status)
+        found = {v: (k, r) for v, (k, r) in classified.items() if k is not None}
     else:
-        found = _kind_column(sample, choices)
-        if found is not None:
-            column = found[0]
-            for value, kind in found[1].items():
-                lists[kind].append(value)
+        kind_column = _kind_column(sample, choices, profiles, vocabulary)
+        if kind_column is not None:
+            column, found = kind_column
+    for value, (kind, refunded) in found.items():
+        lists[kind].append(value)
+        if refunded and value not in vocabulary.refunded_statuses:
+            lists["refunded"].append(value)
     if column is not None and column != status and status is not None:
         # The status column still says which rows to leave out: pending memos, denied attempts.
-        for value, kind in _classify(sample, status, choices, status=True).items():
-            if kind == "ignore" and value not in lists["capture"] + lists["refund"]:
+        for value, (other, _) in _classify(
+            sample, status, choices, vocabulary, status=True
+        ).items():
+            if other == "ignore" and value not in lists["capture"] + lists["refund"]:
                 lists["ignore"].append(value)
     return column, lists
 
 
 def _apply_answered_lists(lists: dict[str, list[str]], answers: dict[str, str]) -> dict[str, str]:
     """Replace each list a person answered (`kinds_capture=...`), taking its values out of the
-    lists not answered; returns the answers applied."""
+    lists not answered; returns the answers applied. A refunded capture stays a capture."""
     given = {name: answers[f"kinds_{name}"] for name in lists if f"kinds_{name}" in answers}
     for name, text in given.items():
         words = [kind_word(w) for w in text.split(",") if w.strip()]
         lists[name] = words
         for other in lists:
-            if other != name and other not in given:
+            if other != name and other not in given and {name, other} != {"capture", "refunded"}:
                 lists[other] = [w for w in lists[other] if w not in words]
+    lists["refunded"] = [w for w in lists["refunded"] if w in lists["capture"]]
     return given
 
 
@@ -217,15 +245,18 @@ def row_kinds(
     choices: list[FieldChoice],
     answers: dict[str, str],
     notes: list[str],
+    vocabulary: Vocabulary,
+    profiles: dict[str, ColumnProfile] | None = None,
 ) -> RowKinds | None:
     """The row kinds of a payments file: proposed from its values, then a person's answers.
 
-    A person's `kinds_column` is read by the same known words; each answered list replaces the
-    proposed one and takes its values out of the other lists. Raises UnknownColumnError for a
-    kinds column the file does not have and MappingError, in words, for lists that cannot work.
+    Values mean what `vocabulary` says; a person's `kinds_column` is read by the same words;
+    each answered list replaces the proposed one and takes its values out of the other lists.
+    Raises UnknownColumnError for a kinds column the file does not have and MappingError, in
+    words, for lists that cannot work.
     """
     status = next((c.column for c in choices if c.field == "payment_status"), None)
-    column, lists = _proposed_lists(sample, choices, answers, status)
+    column, lists = _proposed_lists(sample, choices, answers, status, profiles or {}, vocabulary)
     given = _apply_answered_lists(lists, answers)
     if not any(lists.values()):
         return None
@@ -240,13 +271,15 @@ def row_kinds(
             capture=tuple(lists["capture"]),
             refund=tuple(lists["refund"]),
             ignore=tuple(lists["ignore"]),
+            refunded=tuple(lists["refunded"]),
         )
     except ValueError as error:
         raise MappingError(f"row kinds: {_first_error(error)}") from None
     if not given and "kinds_column" not in answers:
         shown = column or status
+        captures = [f"{w} (refunded)" if w in kinds.refunded else w for w in kinds.capture]
         notes.append(
-            f'row kinds from "{shown}": captures {", ".join(kinds.capture)}'
+            f'row kinds from "{shown}": captures {", ".join(captures)}'
             + (f"; refunds {', '.join(kinds.refund)}" if kinds.refund else "")
             + (f"; ignored {', '.join(kinds.ignore)}" if kinds.ignore else "")
         )

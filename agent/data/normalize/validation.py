@@ -7,10 +7,13 @@ from dataclasses import dataclass
 import duckdb
 
 from agent.data.formats import known_currency_sql
-from agent.data.mapping import kind_by_words
-from agent.data.normalize.columns import kinds_column
 from agent.data.normalize.expressions import finer_than_minor_sql, sql_words
 from agent.data.normalize.load import table_name
+from agent.data.normalize.meanings import (
+    check_order_statuses,
+    check_payment_statuses,
+    check_row_kinds,
+)
 from agent.data.normalize.report import FieldCheck, ValidationReport
 from agent.data.normalize.time_checks import check_times
 from agent.data.policy import Policy
@@ -20,16 +23,21 @@ REQUIRED_SHARE = 0.99
 
 
 def validate(
-    con: duckdb.DuckDBPyConnection, role: Role, file_name: str, mapping: DatasetMapping
+    con: duckdb.DuckDBPyConnection,
+    role: Role,
+    file_name: str,
+    mapping: DatasetMapping,
+    policy: Policy,
 ) -> ValidationReport:
-    """Check a loaded dataset: required fields present, values readable, keys and currencies.
+    """Check a loaded dataset under the policy in force: required fields present, values
+    readable, keys and currencies, and every status and row-kind value given a meaning.
 
     Problems in more than 1% of a required field's values are errors; fewer are warnings, and
     those rows are left out of matching (and reported with their rows).
     """
     report = ValidationReport()
     table = table_name(role)
-    keep = _counted_rows(role, mapping)
+    keep = _counted_rows(role, mapping, policy)
     wanted: list[_Check] = []
     missing: dict[int, list[str]] = {}  # unmapped fields' errors, by their place among checks
     for spec in SCHEMA[role]:
@@ -93,11 +101,13 @@ def validate(
                 consequence = _consequence(want.field)
                 report.warnings.append(f"{message}: {consequence}" if consequence else message)
     report.errors.extend(e for errors in missing.values() for e in errors)  # after the last
-    _check_precision(con, report, file_name, role, mapping, keep)
+    _check_precision(con, report, file_name, role, mapping, keep, policy)
     check_times(con, report, file_name, role, mapping, keep)
     if role is Role.PAYMENTS:
-        _check_kinds(con, report, file_name, mapping)
-        _check_statuses(con, report, file_name, mapping)
+        check_row_kinds(con, report, file_name, mapping, policy)
+        check_payment_statuses(con, report, file_name, mapping, policy)
+    else:
+        check_order_statuses(con, report, file_name, mapping, policy)
     return report
 
 
@@ -108,6 +118,7 @@ def _check_precision(
     role: Role,
     mapping: DatasetMapping,
     keep: str,
+    policy: Policy,
 ) -> None:
     """A warning for each amount column with values finer than their currency's minor unit.
 
@@ -138,7 +149,7 @@ def _check_precision(
             f"min(t.rowid + 1, 5) FILTER (WHERE {finer})",
         ]
     if role is Role.PAYMENTS:  # a failed attempt's amount is never reconciled
-        failed = sql_words(Policy().failed_payment_statuses)
+        failed = sql_words(policy.failed_payment_statuses)
         keep = f"({keep}) AND NOT coalesce(payment_status IN {failed}, false)"
     # Joined on the currency's code as the engine joins it (a currency that does not read has
     # no exponent, and its own check names those rows).
@@ -171,114 +182,13 @@ def _check_precision(
         )
 
 
-def _check_kinds(
-    con: duckdb.DuckDBPyConnection,
-    report: ValidationReport,
-    file_name: str,
-    mapping: DatasetMapping,
-) -> None:
-    """An error naming every row-kind value in no list, with the edit that classifies them.
-
-    Rows whose status is a failed attempt (the default policy's words) or a value to ignore
-    are not asked about: they are ignored whatever their kind.
-    """
-    kinds = mapping.options.kinds
-    column = kinds_column(mapping)
-    if kinds is None or column is None:
-        return
-    known = sql_words([*kinds.capture, *kinds.refund, *kinds.ignore])
-    skipped = sql_words([*Policy().failed_payment_statuses, *kinds.ignore])
-    rows = con.execute(
-        f"SELECT coalesce(row_kind, ''), count(*), min(rowid + 1, 3) "
-        f"FROM {table_name(Role.PAYMENTS)} "
-        f"WHERE (row_kind IS NULL OR row_kind NOT IN {known}) "
-        f"AND coalesce(payment_status NOT IN {skipped}, true) "
-        "GROUP BY 1 ORDER BY 2 DESC, 1"
-    ).fetchall()
-    if not rows:
-        return
-    total = sum(int(count) for _, count, _ in rows)
-    listed = ", ".join(
-        f'"{value or "(empty)"}" ({count:,}, e.g. rows {", ".join(str(r) for r in examples)})'
-        for value, count, examples in rows
-    )
-    values = [value for value, _, _ in rows if value]
-    suggestion = ", ".join([*kinds.ignore, *values])
-    report.errors.append(
-        f'{file_name}: {total:,} rows have a row kind in column "{column}" that is in no list: '
-        f"{listed}. Say what they are, e.g. "
-        f'edit payments.kinds_ignore="{suggestion}" (or kinds_capture / kinds_refund)'
-    )
-
-
-_MAX_STATUSES = 1000
-
-
-def _check_statuses(
-    con: duckdb.DuckDBPyConnection,
-    report: ValidationReport,
-    file_name: str,
-    mapping: DatasetMapping,
-) -> None:
-    """An error naming every payment status that is neither a capture, a refunded capture nor a
-    failed attempt, where no row kinds are read, with the edit that says what they are.
-
-    Without row kinds every other status is read as a capture: `processing`, Stripe's
-    `requires_capture` or a `Payment Failed` anywhere in the file would count money nobody
-    took. Statuses are read in words (`kind_by_words`); refunded and failed words by policy.
-    """
-    column = mapping.columns.get("payment_status")
-    kinds = mapping.options.kinds
-    if column is None or (kinds is not None and kinds.column is None):  # `_check_kinds` asks
-        return
-    policy = Policy()
-    rows = con.execute(
-        "SELECT payment_status, count(*), list(rowid + 1 ORDER BY rowid)[:3] "
-        f"FROM {table_name(Role.PAYMENTS)} WHERE payment_status IS NOT NULL "
-        f"AND payment_status NOT IN {sql_words(policy.failed_payment_statuses)} "
-        f"GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT {_MAX_STATUSES}"
-    ).fetchall()
-    if len(rows) == _MAX_STATUSES:  # the rarest were not looked at: never read them as captures
-        report.errors.append(
-            f'{file_name}: column "{column}" holds more than {_MAX_STATUSES:,} different '
-            "statuses, too many to say which took money: it does not read as a payment status; "
-            "map another column to payments.payment_status, or none"
-        )
-        return
-    # With row kinds from another column (`Type`), a status the kinds ignore is known too.
-    known = (*policy.refunded_payment_statuses, *(kinds.ignore if kinds else ()))
-    captures = [v for v, _, _ in rows if v in known or kind_by_words(v) == "capture"]
-    unknown = [(v, int(n), r) for v, n, r in rows if v not in captures]
-    if not unknown:
-        return
-    listed = ", ".join(
-        f'"{value}" ({count:,}, e.g. rows {", ".join(str(r) for r in examples)})'
-        for value, count, examples in unknown
-    )
-    kept = ", ".join(captures) or "succeeded"
-    ignored = ", ".join([*(kinds.ignore if kinds else ()), *(value for value, _, _ in unknown)])
-    took = ", ".join([*captures, *(value for value, _, _ in unknown)])
-    edit = f'payments.kinds_ignore="{ignored}" if they took none'
-    if kinds is None:
-        edit = (
-            f'payments.kinds_capture="{took}" if they took money, or '
-            f'payments.kinds_capture="{kept}" payments.kinds_ignore="{ignored}" if they did not'
-        )
-    report.errors.append(
-        f"{file_name}: {sum(n for _, n, _ in unknown):,} rows have a status in column "
-        f'"{column}" that says neither a capture nor a failed attempt: {listed}. '
-        "Read as captures they would count money that may not have been taken. Say what "
-        f"they are: edit {edit} (or kinds_refund)"
-    )
-
-
-def _counted_rows(role: Role, mapping: DatasetMapping) -> str:
+def _counted_rows(role: Role, mapping: DatasetMapping, policy: Policy) -> str:
     """The rows whose values are checked: not those the approved row kinds ignore (a fee or a
-    payout row has no payment id or capture), nor failed attempts under the default policy."""
+    payout row has no payment id or capture), nor failed attempts under the policy."""
     kinds = mapping.options.kinds
     if role is not Role.PAYMENTS or kinds is None:
         return "true"
-    skipped = sql_words([*Policy().failed_payment_statuses, *kinds.ignore])
+    skipped = sql_words([*policy.failed_payment_statuses, *kinds.ignore])
     return (
         f"NOT coalesce(row_kind IN {sql_words(kinds.ignore)}, false) "
         f"AND NOT coalesce(payment_status IN {skipped}, false)"

@@ -19,6 +19,7 @@ import duckdb
 
 from agent.data.currency import CURRENCY_EXPONENTS
 from agent.data.normalize import minor_sql, reference_tokens_sql
+from agent.data.normalize.meanings import order_statuses_of
 from agent.data.policy import Policy
 from agent.data.reconcile.runner import run_sql
 from agent.data.reconcile.values import FINDING_CATEGORIES
@@ -42,11 +43,14 @@ def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy)
 def engine_parameters(mapping: Mapping, policy: Policy) -> dict[str, Any]:
     """The values the engine's SQL binds, by parameter name.
 
-    The policy's rules under their own names; the payments file's approved row kinds (when
-    the mapping reads none, `kinds_on` is false and the lists are empty); the ISO 4217 currency
+    The policy's rules under their own names; the approved meanings of the order statuses
+    (`order_statuses_of`: the mapping's, else the policy's words); the payments file's approved
+    row kinds (when the mapping reads none, `kinds_on` is false and the lists are empty); the
+    ISO 4217 currency
     exponents; the categories in the order they apply.
     """
     kinds = mapping.payments.options.kinds
+    statuses = order_statuses_of(mapping.orders, policy)
     ignore = list(kinds.ignore) if kinds else []
     refund = list(kinds.refund) if kinds else []
     known = [*kinds.capture, *kinds.refund, *kinds.ignore] if kinds else []
@@ -57,9 +61,11 @@ def engine_parameters(mapping: Mapping, policy: Policy) -> dict[str, Any]:
         "window_days_after": int(policy.window_days_after),
         "failed_payment_statuses": list(policy.failed_payment_statuses),
         "refunded_payment_statuses": list(policy.refunded_payment_statuses),
-        "voided_order_statuses": list(policy.voided_order_statuses),
-        "refunded_order_statuses": list(policy.refunded_order_statuses),
-        "paid_order_statuses": list(policy.paid_order_statuses),
+        "voided_order_statuses": list(statuses.voided),
+        "refunded_order_statuses": list(statuses.refunded),
+        "part_refunded_order_statuses": list(statuses.partially_refunded),
+        "paid_order_statuses": list(statuses.paid),
+        "kinds_refunded": list(kinds.refunded) if kinds else [],
         "kinds_on": kinds is not None,
         "kinds_ignore": ignore,
         "kinds_refund": refund,

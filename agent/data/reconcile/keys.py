@@ -5,14 +5,17 @@ from __future__ import annotations
 
 from agent.data.ingest.columnar import Columns
 from agent.data.normalize.memo import memo_key
+from agent.data.policy import Policy
 from agent.data.schema import SCHEMA, Mapping, Role
 
 
-def validation_key(role: Role, columns: Columns, mapping: Mapping) -> str:
+def validation_key(role: Role, columns: Columns, mapping: Mapping, policy: Policy) -> str:
     """The key a file's validation report is remembered under: its columns, the name it was
-    uploaded under (the report names it) and its part of the mapping that is checked."""
+    uploaded under (the report names it), its part of the mapping that is checked and the
+    policy it was checked under."""
     return memo_key(
         "file",
+        policy.version,
         role.value,
         columns.parquet.name,
         columns.layout.file_name,

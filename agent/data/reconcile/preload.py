@@ -45,6 +45,7 @@ from agent.data.normalize.load import (
     read_file_as,
     reading_of,
 )
+from agent.data.policy import Policy
 from agent.data.reconcile.keys import load_keys, validation_key
 from agent.data.reconcile.runner import connect
 from agent.data.schema import Mapping, Role
@@ -88,15 +89,16 @@ def read_once(
     mapping: Mapping,
     workdir: Path | None = None,
     *,
-    check: bool = True,
+    policy: Policy | None,
     progress: RowProgress | None = None,
 ) -> Iterator[tuple[dict[Role, Source], ColumnCache]]:
     """For a step that reads two files once, in this process (a job or an inspection from the
     terminal): their first read started (`preload`, each file straight into the tables of
     `mapping`, claimed under a digest taken first) in a cache of the step's own, in a folder of
     `workdir` removed afterwards. Yields the files with their digests and the cache, which the
-    step's `load_and_validate` or reconciliation takes the tables from; `check` false: no
-    validation follows, so no file is checked beside the other's read."""
+    step's `load_and_validate` or reconciliation takes the tables from; `policy` is the one
+    the validation that follows checks under, None when none follows (no file is then checked
+    beside the other's read)."""
     # The process's DuckDB instance outlives this step: it spills into the work directory,
     # never into the step's own folder (the first DuckDB work of a process decides where).
     instance(workdir)
@@ -104,7 +106,7 @@ def read_once(
         once = ColumnCache(Path(folder), max_bytes=1 << 62, max_age=timedelta(days=1))
         try:
             sources = hashed_sources(files)
-            preload(sources, mapping, once, progress, check=check)
+            preload(sources, mapping, once, progress, policy=policy)
             yield sources, once
         finally:
             once.close()
@@ -137,10 +139,11 @@ def preload(
     cache: ColumnCache,
     progress: RowProgress | None = None,
     *,
-    check: bool = True,
+    policy: Policy | None,
 ) -> bool:
     """Start reading both files into the tables `mapping` reads, in the background, for the
-    validation of `mapping` and the reconciliation after it (kept in `cache.kept`).
+    validation of `mapping` (under `policy`; None when no validation follows) and the
+    reconciliation after it (kept in `cache.kept`).
 
     A file this process has not read yet is read straight from its bytes (steps that ask for
     its columns meanwhile wait for that read, and get its error if it fails); a cached file is
@@ -167,7 +170,7 @@ def preload(
             claims[role] = claim
         if not claims:
             return False
-        cache.background(lambda: _read_both(sources, mapping, cache, claims, progress, check))
+        cache.background(lambda: _read_both(sources, mapping, cache, claims, progress, policy))
     except BaseException:
         _release(claims)
         raise
@@ -186,7 +189,7 @@ def _read_both(
     cache: ColumnCache,
     claims: dict[Role, Claim],
     progress: RowProgress | None,
-    check: bool,
+    policy: Policy | None,
 ) -> None:
     """Read the claimed files straight and load the cached ones, at once, in one workspace;
     keep it when both read; settle the claims (after keeping, so a step woken by them finds
@@ -197,7 +200,7 @@ def _read_both(
     being read is checked at once, on its own thread (`validate`, kept with the workspace for
     the validation that follows): the check then runs beside the other file's read instead of
     after it (with tables spilled to disk, it would make the other read spill more). Not with
-    `check` false: no validation follows (a job of its own)."""
+    `policy` None: no validation follows (a job of its own)."""
     columns: dict[Role, Columns] = {}
     failures: dict[Role, BaseException] = {}
     checked: dict[Role, tuple[str, ValidationReport]] = {}
@@ -209,16 +212,16 @@ def _read_both(
         with lock:
             alone = not unread or unread == {role}
             unread.discard(role)
-        if alone or role not in columns:
+        if alone or role not in columns or policy is None:
             return
         part = mapping.for_role(role)
         try:
-            report = validate(cursor(con), role, columns[role].layout.file_name, part)
+            report = validate(cursor(con), role, columns[role].layout.file_name, part, policy)
         except Exception as error:  # the validation checks it again and says why
             kind = type(error).__name__  # never its text: it may quote a cell
             logger.info("role=%s error=<%s> | no check beside the read", role.value, kind)
             return
-        checked[role] = (validation_key(role, columns[role], mapping), report)
+        checked[role] = (validation_key(role, columns[role], mapping, policy), report)
 
     def read(role: Role) -> None:
         source, part = sources[role], mapping.for_role(role)
@@ -263,7 +266,7 @@ def _read_both(
 
     try:
         parallel = not one_thread_each(sources, claims)
-        if check and fits_in_memory(sources):
+        if policy is not None and fits_in_memory(sources):
             unread.update(Role)
         con = connect(cache.folder)
         with ThreadPoolExecutor(max_workers=2, thread_name_prefix="first-read") as pool:

@@ -62,11 +62,13 @@ def load_and_validate(
     mapping: Mapping,
     workdir: Path | None = None,
     *,
+    policy: Policy,
     cache: ColumnCache | None = None,
     progress: RowProgress | None = None,
     memo: ValidationMemo | None = None,
 ) -> ValidationReport:
-    """Read both files into `con` under `mapping` and check every mapped field on every row.
+    """Read both files into `con` under `mapping` and check every mapped field on every row,
+    under the policy in force (its failed statuses, its vocabulary).
 
     Then the gates: a reading under which the files do not meet (few references name an order,
     an order id column that names no single order) is an error with the likely fix. The report's
@@ -74,21 +76,24 @@ def load_and_validate(
     """
     kept = cache.kept if cache is not None else None
     with file_columns(files, mapping, cache=cache, workdir=workdir, progress=progress) as columns:
-        return validate_columns(con, columns, mapping, memo, kept=kept)
+        return validate_columns(con, columns, mapping, policy, memo, kept=kept)
 
 
-def validate_once(files: Files, mapping: Mapping, workdir: Path | None = None) -> ValidationReport:
+def validate_once(
+    files: Files, mapping: Mapping, policy: Policy, workdir: Path | None = None
+) -> ValidationReport:
     """`load_and_validate` for a step that reads the files once (`reconbot inspect`): each
     file read straight into its table (`read_once`), checked beside the other's read when it
     ends first, instead of parsed into Parquet and loaded from there."""
-    with read_once(files, mapping, workdir) as (sources, once):
-        return load_and_validate(connect(), sources, mapping, workdir, cache=once)
+    with read_once(files, mapping, workdir, policy=policy) as (sources, once):
+        return load_and_validate(connect(), sources, mapping, workdir, policy=policy, cache=once)
 
 
 def validate_columns(
     con: duckdb.DuckDBPyConnection,
     columns: dict[Role, Columns],
     mapping: Mapping,
+    policy: Policy,
     memo: ValidationMemo | None = None,
     *,
     kept: KeptTables | None = None,
@@ -105,7 +110,7 @@ def validate_columns(
     is kept afterwards for the next validation or the reconciliation of these files.
     """
     names = {role: columns[role].layout.file_name for role in Role}
-    role_keys = {role: validation_key(role, columns[role], mapping) for role in Role}
+    role_keys = {role: validation_key(role, columns[role], mapping, policy) for role in Role}
     for role in Role:  # a mapped column the file lacks is an error even when nothing is loaded
         select_list(role, columns[role].layout, mapping.for_role(role))
     gate_key = memo_key(
@@ -141,7 +146,7 @@ def validate_columns(
         for role in Role:
             found = reports[role]
             if found is None:
-                found = validate(con, role, names[role], mapping.for_role(role))
+                found = validate(con, role, names[role], mapping.for_role(role), policy)
                 if memo is not None:
                     memo.remember(role_keys[role], found)
             done[role] = found

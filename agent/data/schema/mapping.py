@@ -14,7 +14,7 @@ from agent.data.schema.readings import ReadingOptions
 from agent.data.schema.roles import Role
 
 # Options added after the first approvals: left out of `Mapping.canonical()` while unset.
-_LATER_OPTIONS = ("ids", "kinds")
+_LATER_OPTIONS = ("ids", "kinds", "statuses")
 _LATER_TIMESTAMP_OPTIONS = ("zone_column", "time_column")
 
 
@@ -50,6 +50,9 @@ class Mapping(BaseModel):
             for name in _LATER_OPTIONS:
                 if data[role]["options"].get(name) is None:
                     data[role]["options"].pop(name, None)
+            kinds = data[role]["options"].get("kinds")
+            if kinds is not None and not kinds.get("refunded"):
+                kinds.pop("refunded", None)
             for reading in data[role]["options"]["timestamps"].values():
                 for name in _LATER_TIMESTAMP_OPTIONS:
                     if reading.get(name) is None:

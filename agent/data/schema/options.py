@@ -30,6 +30,24 @@ KIND_OPTIONS: dict[str, str] = {
         "comma-separated values of rows that are neither captures nor refunds (fees, payouts, "
         "pending memos), e.g. Fee, MerchantPayout"
     ),
+    "kinds_refunded": (
+        "comma-separated capture values that say the capture was refunded in full (a state of "
+        "the capture row, not a refund row of its own), e.g. Refunded"
+    ),
+}
+
+# What each value of an orders file's status column means: see `OrderStatuses`.
+STATUS_OPTIONS: dict[str, str] = {
+    "statuses_paid": "comma-separated order statuses that mean paid, e.g. Complete, Processing",
+    "statuses_pending": "comma-separated order statuses that mean not paid yet, e.g. Pending",
+    "statuses_voided": (
+        "comma-separated order statuses that mean cancelled or failed (no money owed), "
+        "e.g. Canceled"
+    ),
+    "statuses_refunded": "comma-separated order statuses that mean refunded in full, e.g. Closed",
+    "statuses_partially_refunded": (
+        "comma-separated order statuses that mean refunded in part, e.g. Partially Refunded"
+    ),
 }
 
 
@@ -71,6 +89,7 @@ ROLE_OPTIONS: dict[str, str] = {
 READING_OPTIONS: dict[str, str] = {
     **ID_OPTIONS,
     **KIND_OPTIONS,
+    **STATUS_OPTIONS,
     **AMOUNT_OPTIONS,
     **TIME_OPTIONS,
     **ROLE_OPTIONS,

@@ -105,8 +105,12 @@ class RowKinds(BaseModel):
     capture: tuple[str, ...] = ()
     refund: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
+    refunded: tuple[str, ...] = ()
+    """Values of `capture` that say the capture was refunded in full (`Rimborsato` on a capture
+    row of its own, not a refund row): the engine counts the money as returned. Left out of
+    the digest while empty."""
 
-    @field_validator("capture", "refund", "ignore", mode="before")
+    @field_validator("capture", "refund", "ignore", "refunded", mode="before")
     @classmethod
     def _words(cls, value: object) -> tuple[str, ...]:
         if isinstance(value, str):
@@ -129,6 +133,12 @@ class RowKinds(BaseModel):
                 seen[word] = name
         if not self.capture:
             raise ValueError("kinds_capture is empty: name at least one value that is a capture")
+        stray = [w for w in self.refunded if w not in self.capture]
+        if stray:
+            raise ValueError(
+                f'"{stray[0]}" is in kinds_refunded but not in kinds_capture; a refunded capture '
+                "is a capture whose money went back"
+            )
         return self
 
     def kind_of(self, value: str) -> str | None:
@@ -138,6 +148,60 @@ class RowKinds(BaseModel):
             if word in getattr(self, name):
                 return name
         return None
+
+
+ORDER_STATUS_LISTS = ("paid", "pending", "voided", "refunded", "partially_refunded")
+"""The meanings an order status value can have (`agent.data.vocabulary.OrderMeaning`)."""
+
+
+class OrderStatuses(BaseModel):
+    """What each value of the order status column means, one list per meaning.
+
+    Every value of the column is in exactly one list once the mapping validates: a value in
+    none stops the approval with a question (`validation`). `paid` orders are expected to be
+    captured; `pending` ones too (nothing is excused), `voided` ones not (a capture kept is a
+    finding); `refunded` and `partially_refunded` ones expect their refunds. Values are stored
+    as `kind_word` reads them, sorted, so the digest does not depend on their order or case.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    paid: tuple[str, ...] = ()
+    pending: tuple[str, ...] = ()
+    voided: tuple[str, ...] = ()
+    refunded: tuple[str, ...] = ()
+    partially_refunded: tuple[str, ...] = ()
+
+    @field_validator(*ORDER_STATUS_LISTS, mode="before")
+    @classmethod
+    def _words(cls, value: object) -> tuple[str, ...]:
+        if isinstance(value, str):
+            value = value.split(",")
+        if not isinstance(value, list | tuple):
+            raise ValueError(f"must be a list of values (got {value!r})")
+        return tuple(sorted({kind_word(str(v)) for v in value if str(v).strip()}))
+
+    @model_validator(mode="after")
+    def _disjoint(self) -> OrderStatuses:
+        seen: dict[str, str] = {}
+        for name in ORDER_STATUS_LISTS:
+            for word in getattr(self, name):
+                if word in seen:
+                    raise ValueError(
+                        f'"{word}" is in statuses_{seen[word]} and statuses_{name}; a status can '
+                        "mean only one thing"
+                    )
+                seen[word] = name
+        return self
+
+    def meaning_of(self, value: str) -> str | None:
+        """The meaning of an order status value, or None for a value in no list."""
+        word = kind_word(value)
+        return next((name for name in ORDER_STATUS_LISTS if word in getattr(self, name)), None)
+
+    def values(self) -> dict[str, str]:
+        """Every listed value -> its meaning."""
+        return {word: name for name in ORDER_STATUS_LISTS for word in getattr(self, name)}
 
 
 class ReadingOptions(BaseModel):
@@ -153,6 +217,7 @@ class ReadingOptions(BaseModel):
     timestamps: dict[str, TimestampReading] = {}
     ids: IdReading | None = None
     kinds: RowKinds | None = None
+    statuses: OrderStatuses | None = None
 
     def unit_of(self, field: str) -> Literal["major", "minor"]:
         """The approved unit of amount `field`: its own reading's, else (a refund) the captured

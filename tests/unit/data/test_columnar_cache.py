@@ -112,7 +112,7 @@ def test_the_validation_and_the_reconciliation_read_the_files_once(
     cache = cache_in(tmp_path / "cache")
     fetches = Fetches()
     files = {role: fetches.source(demo / f"{role.value}.csv") for role in Role}
-    report = load_and_validate(connect(), files, mapping, cache=cache)
+    report = load_and_validate(connect(), files, mapping, cache=cache, policy=Policy())
     assert report.ok
     cached = run_job(files, mapping, Policy(), tmp_path / "cached.csv", cache=cache)
     assert fetches.count == {"orders.csv": 1, "payments.csv": 1}
@@ -192,12 +192,12 @@ def test_an_edit_revalidates_only_the_file_whose_reading_changed(
     validated: list[Role] = []
     real = run_module.validate
 
-    def counting(con, role, name, dataset):  # type: ignore[no-untyped-def]
+    def counting(con, role, name, dataset, policy):  # type: ignore[no-untyped-def]
         validated.append(role)
-        return real(con, role, name, dataset)
+        return real(con, role, name, dataset, policy)
 
     monkeypatch.setattr(run_module, "validate", counting)
-    first = load_and_validate(connect(), files, mapping, cache=cache, memo=memo)
+    first = load_and_validate(connect(), files, mapping, cache=cache, memo=memo, policy=Policy())
     assert validated == [Role.ORDERS, Role.PAYMENTS]
     edited = mapping.model_copy(
         update={
@@ -207,9 +207,9 @@ def test_an_edit_revalidates_only_the_file_whose_reading_changed(
         }
     )
     validated.clear()
-    second = load_and_validate(connect(), files, edited, cache=cache, memo=memo)
+    second = load_and_validate(connect(), files, edited, cache=cache, memo=memo, policy=Policy())
     assert validated == [Role.ORDERS]
-    fresh = load_and_validate(connect(), files, edited)
+    fresh = load_and_validate(connect(), files, edited, policy=Policy())
     assert (second.errors, second.warnings, second.facts, second.rows) == (
         fresh.errors,
         fresh.warnings,
@@ -217,7 +217,7 @@ def test_an_edit_revalidates_only_the_file_whose_reading_changed(
         fresh.rows,
     )
     validated.clear()
-    load_and_validate(connect(), files, mapping, cache=cache, memo=memo)
+    load_and_validate(connect(), files, mapping, cache=cache, memo=memo, policy=Policy())
     assert validated == []  # back to the first reading: every report is remembered
     assert json.loads(next((tmp_path / "cache" / "validations").glob("*.json")).read_text())
     assert first.ok

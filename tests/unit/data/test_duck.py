@@ -99,7 +99,9 @@ def test_no_step_opens_a_database_of_its_own(
         return connect_duckdb(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(duckdb, "connect", counting)
-    assert load_and_validate(connect(), files, mapping, tmp_path).ok  # parses and validates
+    assert load_and_validate(
+        connect(), files, mapping, tmp_path, policy=Policy()
+    ).ok  # parses and validates
     job = run_job(files, mapping, Policy(), tmp_path / "exceptions.csv", workdir=tmp_path)
     assert job.exported > 0
     assert opened == []
@@ -212,14 +214,14 @@ def test_concurrent_reconciliations_give_what_one_at_a_time_gives(
     demo: tuple[dict[Role, tuple[Path, str]], Mapping], tmp_path: Path
 ) -> None:
     files, mapping = demo
-    report = load_and_validate(connect(), files, mapping, tmp_path)
+    report = load_and_validate(connect(), files, mapping, tmp_path, policy=Policy())
     alone = run_job(files, mapping, Policy(), tmp_path / "alone.csv", workdir=tmp_path)
     expected = (tmp_path / "alone.csv").read_bytes()
 
     def job(n: int) -> tuple[object, object, bytes, object]:
         """Parse, validate and reconcile, while other threads do the same."""
         export = tmp_path / f"together-{n}.csv"
-        checked = load_and_validate(connect(), files, mapping, tmp_path)
+        checked = load_and_validate(connect(), files, mapping, tmp_path, policy=Policy())
         done = run_job(files, mapping, Policy(), export, workdir=tmp_path)
         return checked, done.reconciliation.summary(), export.read_bytes(), done.digests
 

@@ -667,7 +667,7 @@ def test_row_kinds_are_proposed_where_an_export_mixes_them(pair: Pair, tmp_path:
         Role.ORDERS: (FORMATS / pair.orders.file, pair.orders.file),
         Role.PAYMENTS: (FORMATS / pair.payments.file, pair.payments.file),
     }
-    report = load_and_validate(connect(), files, mapping)
+    report = load_and_validate(connect(), files, mapping, policy=Policy())
     assert report.errors == []
     if expected:
         run = run_job(files, mapping, Policy(), tmp_path / "x.csv").reconciliation

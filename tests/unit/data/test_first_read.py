@@ -76,8 +76,10 @@ def test_the_first_read_parses_each_file_once_and_serves_validation_and_reconcil
     parses: list[str],
 ) -> None:
     cache, files = cache_in(tmp_path / "cache"), sources_of(demo)
-    assert preload(files, mapping, cache)
-    report = load_and_validate(connect(), files, mapping, cache=cache, memo=memo_in(cache))
+    assert preload(files, mapping, cache, policy=Policy())
+    report = load_and_validate(
+        connect(), files, mapping, cache=cache, memo=memo_in(cache), policy=Policy()
+    )
     job = run_job(files, mapping, Policy(), tmp_path / "first.csv", cache=cache)
     assert report.ok
     assert loads == [(), ()]  # the validation and the reconciliation loaded nothing
@@ -86,7 +88,7 @@ def test_the_first_read_parses_each_file_once_and_serves_validation_and_reconcil
     assert job.digests == {role: files[role].digest for role in Role}
     plain = plain_job(demo, mapping, tmp_path / "plain.csv")
     assert_same_result(job, plain, tmp_path / "first.csv", tmp_path / "plain.csv")
-    alone = load_and_validate(connect(), files_of(demo), mapping)
+    alone = load_and_validate(connect(), files_of(demo), mapping, policy=Policy())
     assert (report.errors, report.warnings, report.facts, report.rows) == (
         alone.errors,
         alone.warnings,
@@ -166,9 +168,9 @@ def test_an_inspection_of_its_own_reads_each_file_once_and_reports_as_the_plain_
     report as a validation that parsed them into Parquet, and no Parquet written."""
     edited = with_orders(mapping, order_amount="Subtotal")  # a reading with warnings or not
     for reading in (mapping, edited):
-        report = validate_once(files_of(demo), reading, tmp_path)
+        report = validate_once(files_of(demo), reading, Policy(), tmp_path)
         assert parses == []
-        plain = load_and_validate(connect(), files_of(demo), reading)
+        plain = load_and_validate(connect(), files_of(demo), reading, policy=Policy())
         parses.clear()
         assert (report.errors, report.warnings, report.facts, report.rows) == (
             plain.errors,
@@ -188,10 +190,10 @@ def test_a_file_needed_again_is_read_again_in_its_process_and_cached_by_another(
 ) -> None:
     cache, files = cache_in(tmp_path / "cache"), sources_of(demo)
     memo = memo_in(cache)
-    assert preload(files, mapping, cache)
-    assert load_and_validate(connect(), files, mapping, cache=cache, memo=memo).ok
+    assert preload(files, mapping, cache, policy=Policy())
+    assert load_and_validate(connect(), files, mapping, cache=cache, memo=memo, policy=Policy()).ok
     edited = with_orders(mapping, order_status="Currency")
-    assert load_and_validate(connect(), files, edited, cache=cache, memo=memo).ok
+    assert load_and_validate(connect(), files, edited, cache=cache, memo=memo, policy=Policy()).ok
     job = run_job(files, edited, Policy(), tmp_path / "edited.csv", cache=cache)
     assert loads == [(), (Role.ORDERS,), ()]
     assert parses == []  # the orders file was read again from its bytes: no Parquet written
@@ -213,13 +215,17 @@ def test_a_file_read_before_is_not_read_straight_again(
     demo: Path, mapping: Mapping, tmp_path: Path
 ) -> None:
     cache, files = cache_in(tmp_path / "cache"), sources_of(demo)
-    assert preload(files, mapping, cache)
-    assert load_and_validate(connect(), files, mapping, cache=cache).ok
-    assert not preload(files, mapping, cache)  # read straight before: nothing to start
+    assert preload(files, mapping, cache, policy=Policy())
+    assert load_and_validate(connect(), files, mapping, cache=cache, policy=Policy()).ok
+    assert not preload(
+        files, mapping, cache, policy=Policy()
+    )  # read straight before: nothing to start
     cached = cache_in(tmp_path / "parsed")
-    assert load_and_validate(connect(), files, mapping, cache=cached).ok
-    assert not preload(files, mapping, cached)  # both in the columnar cache
-    assert not preload(files_of(demo), mapping, cache_in(tmp_path / "new"))  # no digests
+    assert load_and_validate(connect(), files, mapping, cache=cached, policy=Policy()).ok
+    assert not preload(files, mapping, cached, policy=Policy())  # both in the columnar cache
+    assert not preload(
+        files_of(demo), mapping, cache_in(tmp_path / "new"), policy=Policy()
+    )  # no digests
 
 
 @pytest.mark.parametrize("outcome", ["read", "failed"])
@@ -300,11 +306,15 @@ def test_a_file_read_while_the_other_is_read_is_checked_beside_it_with_the_same_
     monkeypatch.setattr(preload_module, "read_file_as", payments_after_orders)
     monkeypatch.setattr(run_module, "validate", validate_after)
     cache, files = cache_in(tmp_path / "cache"), sources_of(demo)
-    assert preload(files, mapping, cache)
-    report = load_and_validate(connect(), files, mapping, cache=cache, memo=memo_in(cache))
+    assert preload(files, mapping, cache, policy=Policy())
+    report = load_and_validate(
+        connect(), files, mapping, cache=cache, memo=memo_in(cache), policy=Policy()
+    )
     assert checked_beside == [Role.ORDERS]  # the payments were read last: checked after
     assert checked_after == [Role.PAYMENTS]
-    alone = load_and_validate(connect(), files_of(demo), mapping)
+    alone = load_and_validate(connect(), files_of(demo), mapping, policy=Policy())
     assert report == alone  # every check, fact, warning and error, in order
-    again = load_and_validate(connect(), files, mapping, cache=cache, memo=memo_in(cache))
+    again = load_and_validate(
+        connect(), files, mapping, cache=cache, memo=memo_in(cache), policy=Policy()
+    )
     assert again == alone  # remembered under the key a check of its own would have used

@@ -64,8 +64,8 @@ def test_a_file_read_again_with_other_bytes_than_its_first_read_is_refused(
     bytes changed in between (the blob store gave other bytes) is refused, and the refusal
     names the file: never a result under the first read's digest for other bytes."""
     cache, files = cache_in(tmp_path / "cache"), copied(demo, tmp_path / "files")
-    assert preload(files, mapping, cache)
-    assert load_and_validate(connect(), files, mapping, cache=cache).ok
+    assert preload(files, mapping, cache, policy=Policy())
+    assert load_and_validate(connect(), files, mapping, cache=cache, policy=Policy()).ok
     orders = tmp_path / "files" / "orders.csv"
     text = orders.read_bytes()
     header_end = text.index(b"\n") + 1
@@ -162,10 +162,10 @@ def test_a_step_under_another_mapping_does_not_get_the_first_reads_mapping_error
 
         return Source(source.name, fetch, source.digest)
 
-    assert preload({role: gated(s) for role, s in files.items()}, refused, cache)
+    assert preload({role: gated(s) for role, s in files.items()}, refused, cache, policy=Policy())
     threading.Timer(0.3, gate.set).start()  # the validation below waits for the first read
     try:
-        report = load_and_validate(connect(), files, mapping, cache=cache)
+        report = load_and_validate(connect(), files, mapping, cache=cache, policy=Policy())
     except ReconbotError as error:
         pytest.fail(f"the validation of a mapping that reads the file failed: {error!r}")
     assert report.ok
@@ -186,7 +186,9 @@ def test_the_first_read_of_one_file_in_both_roles_is_settled(
         Role.PAYMENTS: Source("payments.csv", lambda: nullcontext(path), digest),
     }
     cache = cache_in(tmp_path / "cache")
-    assert not preload(files, same, cache)  # one file, two roles: left to the steps
+    assert not preload(
+        files, same, cache, policy=Policy()
+    )  # one file, two roles: left to the steps
     got: list[Any] = []
 
     def step() -> None:

@@ -23,7 +23,7 @@ from agent.data.normalize.memo import ValidationMemo
 from agent.data.pipeline import JobResult, run_job
 from agent.data.policy import Policy
 from agent.data.reconcile import connect, load_and_validate, reconcile
-from agent.data.schema import Mapping, Role
+from agent.data.schema import Mapping, OrderStatuses, Role
 from agent.errors import UnknownColumnError
 
 
@@ -38,8 +38,19 @@ def cache_in(folder: Path, kept: KeptTables | None = None) -> ColumnCache:
     return cache
 
 
+# The demo's currencies: an edit that reads them as the order status says they mean paid, as a
+# person editing the status column says what its values mean (else validation asks).
+DEMO_CURRENCIES = ("usd", "eur", "gbp", "jpy", "kwd")
+
+
 def with_orders(mapping: Mapping, **columns: str) -> Mapping:
-    orders = mapping.orders.model_copy(update={"columns": {**mapping.orders.columns, **columns}})
+    """`mapping` with the orders' `columns` changed (the demo's `Currency` as a status column
+    comes with its values' meanings)."""
+    update: dict[str, object] = {"columns": {**mapping.orders.columns, **columns}}
+    if columns.get("order_status") == "Currency":
+        statuses = OrderStatuses(paid=DEMO_CURRENCIES)
+        update["options"] = mapping.orders.options.model_copy(update={"statuses": statuses})
+    orders = mapping.orders.model_copy(update=update)
     return mapping.model_copy(update={"orders": orders})
 
 
@@ -70,9 +81,9 @@ def test_an_edit_loads_only_its_file_and_the_reconciliation_loads_nothing(
     cache = cache_in(tmp_path / "cache")
     memo = ValidationMemo(tmp_path / "cache" / "validations", max_age=timedelta(days=2))
     files = files_of(demo)
-    assert load_and_validate(connect(), files, mapping, cache=cache, memo=memo).ok
+    assert load_and_validate(connect(), files, mapping, cache=cache, memo=memo, policy=Policy()).ok
     edited = with_orders(mapping, order_status="Currency")
-    assert load_and_validate(connect(), files, edited, cache=cache, memo=memo).ok
+    assert load_and_validate(connect(), files, edited, cache=cache, memo=memo, policy=Policy()).ok
     job = run_job(files, edited, Policy(), tmp_path / "kept.csv", cache=cache)
     assert loads == [(Role.ORDERS, Role.PAYMENTS), (Role.ORDERS,), ()]
     plain = plain_job(demo, edited, tmp_path / "plain.csv")
@@ -85,14 +96,19 @@ def test_an_edit_of_a_text_field_alone_loads_and_validates_nothing_but_its_colum
     cache = cache_in(tmp_path / "cache")
     memo = ValidationMemo(tmp_path / "cache" / "validations", max_age=timedelta(days=2))
     files = files_of(demo)
-    first = load_and_validate(connect(), files, mapping, cache=cache, memo=memo)
+    first = load_and_validate(connect(), files, mapping, cache=cache, memo=memo, policy=Policy())
     edited = with_orders(mapping, customer="Lineitem name")
     assert edited.orders.columns["customer"] != mapping.orders.columns.get("customer")
-    second = load_and_validate(connect(), files, edited, cache=cache, memo=memo)
+    second = load_and_validate(connect(), files, edited, cache=cache, memo=memo, policy=Policy())
     assert (second.errors, second.facts) == (first.errors, first.facts)
     with pytest.raises(UnknownColumnError, match="no column"):
         load_and_validate(
-            connect(), files, with_orders(mapping, customer="Nope"), cache=cache, memo=memo
+            connect(),
+            files,
+            with_orders(mapping, customer="Nope"),
+            cache=cache,
+            memo=memo,
+            policy=Policy(),
         )
     job = run_job(files, edited, Policy(), tmp_path / "kept.csv", cache=cache)
     assert loads == [(Role.ORDERS, Role.PAYMENTS), (), ()]
@@ -105,7 +121,7 @@ def test_a_table_loaded_under_another_reading_is_loaded_again(
 ) -> None:
     cache = cache_in(tmp_path / "cache")
     files = files_of(demo)
-    assert load_and_validate(connect(), files, mapping, cache=cache).ok
+    assert load_and_validate(connect(), files, mapping, cache=cache, policy=Policy()).ok
     # The orders' amount read from another column than the one validated: the orders table
     # the validation loaded says other amounts, and is not used.
     other = with_orders(mapping, order_amount="Subtotal")
@@ -124,7 +140,7 @@ def test_a_kept_workspace_serves_one_step_only(
 ) -> None:
     cache = cache_in(tmp_path / "cache")
     files = files_of(demo)
-    assert load_and_validate(connect(), files, mapping, cache=cache).ok
+    assert load_and_validate(connect(), files, mapping, cache=cache, policy=Policy()).ok
     first = run_job(files, mapping, Policy(), tmp_path / "first.csv", cache=cache)
     second = run_job(files, mapping, Policy(), tmp_path / "second.csv", cache=cache)
     assert loads == [tuple(Role), (), tuple(Role)]
@@ -137,12 +153,12 @@ def test_only_the_most_recent_validations_are_kept_and_not_for_long(
     other = tmp_path / "other"
     generate(500, other, seed=3)
     cache = cache_in(tmp_path / "cache", KeptTables(max_kept=1))
-    assert load_and_validate(connect(), files_of(demo), mapping, cache=cache).ok
-    assert load_and_validate(connect(), files_of(other), mapping, cache=cache).ok
+    assert load_and_validate(connect(), files_of(demo), mapping, cache=cache, policy=Policy()).ok
+    assert load_and_validate(connect(), files_of(other), mapping, cache=cache, policy=Policy()).ok
     run_job(files_of(demo), mapping, Policy(), tmp_path / "demo.csv", cache=cache)
     assert loads[-1] == tuple(Role)  # dropped for the other pair's validation
     stale = cache_in(tmp_path / "cache", KeptTables(max_age=timedelta(0)))
-    assert load_and_validate(connect(), files_of(demo), mapping, cache=stale).ok
+    assert load_and_validate(connect(), files_of(demo), mapping, cache=stale, policy=Policy()).ok
     run_job(files_of(demo), mapping, Policy(), tmp_path / "stale.csv", cache=stale)
     assert loads[-1] == tuple(Role)
 
@@ -170,7 +186,7 @@ def test_a_kept_table_holds_what_reconciling_reads_and_no_more(
     recording = Recording()
     cache = cache_in(tmp_path / "cache", recording)
     files = files_of(demo)
-    assert load_and_validate(connect(), files, reading, cache=cache).ok
+    assert load_and_validate(connect(), files, reading, cache=cache, policy=Policy()).ok
     kept = recording.kept[-1]
     fresh = connect()
     with run_module.file_columns(files, reading, cache=cache) as columns:

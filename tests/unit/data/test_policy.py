@@ -18,6 +18,7 @@ from agent.data.policy import (
 )
 from agent.data.reconcile import reconcile
 from agent.data.schema import AmountReading, DatasetMapping, Mapping, ReadingOptions, Role
+from agent.data.vocabulary import BUILTIN_DIGEST
 from agent.errors import ConfigurationError, PolicyError, ReconbotError
 from agent.identity import digest
 
@@ -81,7 +82,9 @@ def test_the_defaults_are_todays_rules_with_a_content_derived_version() -> None:
     assert "requires_payment_method" in policy.failed_payment_statuses
     assert policy.refunded_order_statuses == ("refunded",)
     content = policy.canonical_content()
-    assert set(content) == set(RULE_KEYS)
+    # Every key of a policy file, and the digest of the built-in vocabulary it extends.
+    assert set(content) == {*RULE_KEYS, "vocabulary"}
+    assert content["vocabulary"] == BUILTIN_DIGEST
     expected = json.dumps(content, sort_keys=True, separators=(",", ":")).encode()
     assert policy.canonical_json() == expected
     assert b" " not in policy.canonical_json()

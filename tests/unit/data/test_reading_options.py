@@ -61,7 +61,7 @@ def _counts(orders: Path, payments: Path, mapping: Mapping, tmp_path: Path) -> d
 def _captured_at(orders: Path, payments: Path, mapping: Mapping) -> list[datetime | None]:
     """The payments' capture times as read under `mapping`, in UTC."""
     con = connect()
-    report = load_and_validate(con, _files(orders, payments), mapping)
+    report = load_and_validate(con, _files(orders, payments), mapping, policy=Policy())
     assert report.errors == [], report.errors
     rows = con.execute("SELECT epoch_us(captured_at) FROM payments_rows ORDER BY rowid").fetchall()
     return [None if us is None else datetime.fromtimestamp(us / 1e6, UTC) for (us,) in rows]
@@ -104,7 +104,7 @@ def test_decimal_mark_and_thousands_separator(tmp_path: Path) -> None:
     )
     reading = answered.payments.options.amounts["captured_amount"]
     assert (reading.decimal, reading.thousands) == (",", ".")
-    assert load_and_validate(connect(), _files(orders, pay), answered).errors == []
+    assert load_and_validate(connect(), _files(orders, pay), answered, policy=Policy()).errors == []
     assert _counts(orders, pay, answered, tmp_path) == {}
     assert answered.canonical() == plain.canonical()
     # A person's answer is taken as given, even against the other file.
@@ -205,7 +205,7 @@ def test_a_time_zone_given_per_row_in_another_column(tmp_path: Path) -> None:
     mapping = _mapping(_propose(orders, pay, {Role.PAYMENTS: {"timezone_column": "tz"}}))
     assert mapping.payments.options.timestamps["captured_at"].zone_column == "tz"
     con = connect()
-    report = load_and_validate(con, _files(orders, pay), mapping)
+    report = load_and_validate(con, _files(orders, pay), mapping, policy=Policy())
     # The zone nobody knows leaves its row's timestamp unread, reported with its row.
     assert any("1 of 6 values that do not read as timestamps" in w for w in report.warnings)
     assert any("e.g. rows 6" in w for w in report.warnings)
@@ -441,6 +441,6 @@ def test_a_zone_abbreviation_that_names_two_zones_is_said_with_its_reading(
     )
     first, second = _pair(tmp_path, orders, payments)
     mapping = _mapping(_propose(first, second, {Role.ORDERS: {"timezone_column": "tz"}}))
-    report = load_and_validate(connect(), _files(first, second), mapping)
+    report = load_and_validate(connect(), _files(first, second), mapping, policy=Policy())
     [warning] = [w for w in report.warnings if "name more than one zone" in w]
     assert "CST as US Central, UTC-6 (China Standard Time is UTC+8)" in warning

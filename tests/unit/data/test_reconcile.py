@@ -134,7 +134,7 @@ def run(files: dict[Role, tuple[Path, str]]) -> Reconciliation:
     proposal = infer_mapping(*samples)
     assert proposal.clarifications == []
     assert proposal.mapping is not None
-    report = load_and_validate(connect(), files, proposal.mapping)
+    report = load_and_validate(connect(), files, proposal.mapping, policy=Policy())
     assert report.ok, report.errors
     return reconcile(files, proposal.mapping, Policy())
 

@@ -14,7 +14,7 @@ import pytest
 
 from agent.data.ingest import inspect_csv
 from agent.data.mapping import Proposal, infer_mapping, kind_by_words
-from agent.data.normalize import ValidationReport, validation
+from agent.data.normalize import ValidationReport, meanings
 from agent.data.pipeline import JobResult, run_job
 from agent.data.policy import Policy
 from agent.data.reconcile import connect, load_and_validate
@@ -60,7 +60,7 @@ def _files(tmp_path: Path) -> dict[Role, tuple[Path, str]]:
 
 
 def _validate(tmp_path: Path, mapping: Mapping) -> ValidationReport:
-    return load_and_validate(connect(), _files(tmp_path), mapping)
+    return load_and_validate(connect(), _files(tmp_path), mapping, policy=Policy())
 
 
 def _run(tmp_path: Path, mapping: Mapping, policy: Policy | None = None) -> JobResult:
@@ -101,7 +101,8 @@ def test_the_kind_options_are_answerable_by_name() -> None:
         ("Pending", "ignore"),
         ("open", "ignore"),
         ("Denied", "ignore"),
-        ("Balance adjustment", None),
+        ("Balance adjustment", "ignore"),
+        ("Holdback", None),
     ],
 )
 def test_values_are_read_by_the_words_they_are_made_of(value: str, kind: str | None) -> None:
@@ -207,40 +208,38 @@ def test_an_unknown_row_kind_is_an_error_with_the_edit_and_an_unreadable_row(
     # The next export has a value nobody classified.
     _write(
         tmp_path / "payments.csv",
-        _settlement(
-            _captures(("", "", "Fee", "", "EUR"), ("PSPX", "1002", "Balance Adjustment", "", ""))
-        ),
+        _settlement(_captures(("", "", "Fee", "", "EUR"), ("PSPX", "1002", "Holdback", "", ""))),
     )
     [error] = _validate(tmp_path, mapping).errors
-    assert '"balance_adjustment" (1, e.g. rows 10)' in error
-    assert 'edit payments.kinds_ignore="fee, balance_adjustment"' in error
+    assert '"holdback" (1, e.g. rows 10)' in error
+    assert 'edit payments.kinds_ignore="fee, holdback"' in error
     result = _run(tmp_path, mapping)
     _, payments = result.reconciliation.summary().ledger
     assert payments.unreadable == {"unknown_row_kind": 1}
     [finding] = result.reconciliation.findings("unreadable_row")
-    assert finding.reason == "unknown_row_kind:balance_adjustment"
+    assert finding.reason == "unknown_row_kind:holdback"
 
 
 def test_a_person_classifies_the_values_by_name(tmp_path: Path) -> None:
     report = _settlement(
-        _captures(("", "", "Fee", "", "EUR"), ("PSPX", "1002", "Balance Adjustment", "", ""))
+        _captures(("", "", "Fee", "", "EUR"), ("PSPX", "1002", "Holdback", "", ""))
     )
     # Unanswered, the value no known word names is in no list: validation asks about it...
     unanswered = _propose(tmp_path, report).mapping
     assert unanswered is not None
     assert unanswered.payments.options.kinds == RowKinds(capture=("settled",), ignore=("fee",))
     [error] = _validate(tmp_path, unanswered).errors
-    assert 'edit payments.kinds_ignore="fee, balance_adjustment"' in error
+    assert 'edit payments.kinds_ignore="fee, holdback"' in error
     # ...until a person says what the values are.
     proposal = _propose(
         tmp_path,
         report,
-        {"kinds_capture": "Settled", "kinds_ignore": "Fee, Balance Adjustment"},
+        {"kinds_capture": "Settled", "kinds_ignore": "Fee, Holdback"},
     )
     mapping = proposal.mapping
     assert mapping is not None
     kinds = mapping.payments.options.kinds
-    assert kinds == RowKinds(capture=("settled",), ignore=("balance_adjustment", "fee"))
+    assert kinds == RowKinds(capture=("settled",), ignore=("fee", "holdback"))
     assert _validate(tmp_path, mapping).errors == []
     result = _run(tmp_path, mapping)
     assert _found(result) == {}
@@ -262,7 +261,9 @@ def test_the_kinds_column_is_answerable(tmp_path: Path) -> None:
     ]
     payments = "Transaction ID,Order Reference ID,Total Collected,Currency,Status,Event,Src\n"
     payments += "".join(rows)
-    assert _propose(tmp_path, payments).payments.options.kinds is None
+    # Found by its values, whatever its header says; the same when a person names it.
+    found = _propose(tmp_path, payments).payments.options.kinds
+    assert found == RowKinds(column="Event", capture=("payment",), refund=("refund",))
     proposal = _propose(tmp_path, payments, {"kinds_column": "Event"})
     mapping = proposal.mapping
     assert mapping is not None
@@ -444,9 +445,9 @@ def test_shopify_s_kind_column_says_an_authorization_took_no_money(tmp_path: Pat
 def test_a_status_beside_a_type_column_is_asked_about_when_no_word_names_it(
     tmp_path: Path,
 ) -> None:
-    # PayPal: `Type` says the kind; an eCheck's `Status` says the money has not cleared.
+    # PayPal: `Type` says the kind; a `Held` status that no word of the vocabulary names.
     rows = [("Express Checkout Payment", "Completed")] * 6 + [("General Withdrawal", "Completed")]
-    rows += [("Express Checkout Payment", "Under Review")]
+    rows += [("Express Checkout Payment", "Held")]
     payments = "Transaction ID,Invoice,Type,Status,Gross,Currency\n" + "".join(
         f"T{i},{1001 + i},{kind},{status},{10 + i}.00,EUR\n"
         for i, (kind, status) in enumerate(rows)
@@ -454,11 +455,9 @@ def test_a_status_beside_a_type_column_is_asked_about_when_no_word_names_it(
     mapping = _propose(tmp_path, payments).mapping
     assert mapping is not None
     [error] = _validate(tmp_path, mapping).errors
-    assert '"under_review" (1, e.g. rows 8)' in error
-    assert 'payments.kinds_ignore="general_withdrawal, under_review"' in error
-    answered = _propose(
-        tmp_path, payments, {"kinds_ignore": "general_withdrawal, under_review"}
-    ).mapping
+    assert '"held" (1, e.g. rows 8)' in error
+    assert 'payments.kinds_ignore="general_withdrawal, held"' in error
+    answered = _propose(tmp_path, payments, {"kinds_ignore": "general_withdrawal, held"}).mapping
     assert answered is not None and not _validate(tmp_path, answered).errors
     result = _run(tmp_path, answered)
     # 1007's row is a withdrawal, 1008's an uncleared payment: neither order was paid.
@@ -482,7 +481,7 @@ def test_a_status_column_of_too_many_values_to_check_is_refused(
     # read as captures unchecked.
     mapping = _propose(tmp_path, _stripe({})).mapping
     assert mapping is not None
-    monkeypatch.setattr(validation, "_MAX_STATUSES", 3)
+    monkeypatch.setattr(meanings, "MAX_VALUES", 3)
     _write(tmp_path / "payments.csv", _stripe({2: "paid", 3: "captured", 4: "settled"}))
     [error] = _validate(tmp_path, mapping).errors
     assert "holds more than 3 different statuses" in error

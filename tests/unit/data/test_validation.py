@@ -55,7 +55,7 @@ def validate_with(
 ) -> ValidationReport:
     """The validation of `files` under `under`, with `role`'s file replaced by `text` at `path`."""
     path.write_text(text)
-    return load_and_validate(connect(), {**files, role: (path, path.name)}, under)
+    return load_and_validate(connect(), {**files, role: (path, path.name)}, under, policy=Policy())
 
 
 @pytest.fixture
@@ -77,7 +77,7 @@ def files(tmp_path: Path) -> dict[Role, tuple[Path, str]]:
 def test_unreadable_values_are_counted_with_example_rows(
     files: dict[Role, tuple[Path, str]],
 ) -> None:
-    report = load_and_validate(connect(), files, mapping())
+    report = load_and_validate(connect(), files, mapping(), policy=Policy())
     checks = {c.field: c for c in report.checks if c.file == "orders.csv"}
     assert checks["order_amount"].unreadable == 1
     assert checks["order_amount"].example_rows == [10]
@@ -94,7 +94,7 @@ def test_unreadable_values_are_counted_with_example_rows(
 def test_each_unreadable_value_warning_says_what_reconciling_does_and_it_does_that(
     tmp_path: Path, files: dict[Role, tuple[Path, str]]
 ) -> None:
-    report = load_and_validate(connect(), files, mapping())
+    report = load_and_validate(connect(), files, mapping(), policy=Policy())
     said = {w.split('" (', 1)[1].split(")", 1)[0]: w for w in report.warnings if '" (' in w}
     # A required value that does not read: what happens depends on the row's kind (the
     # exceptions CSV gives each row's reason), so the warning claims nothing.
@@ -129,13 +129,15 @@ def test_many_unreadable_required_values_block_the_mapping(
 def test_a_mapped_column_the_file_lacks_is_named(files: dict[Role, tuple[Path, str]]) -> None:
     wrong = mapping(order_id="id", order_amount="Total Price", currency="ccy")
     with pytest.raises(UnknownColumnError, match=r'orders\.csv has no column "Total Price"'):
-        load_and_validate(connect(), files, wrong)
+        load_and_validate(connect(), files, wrong, policy=Policy())
 
 
 def test_a_required_field_without_a_column_is_an_error(
     files: dict[Role, tuple[Path, str]],
 ) -> None:
-    report = load_and_validate(connect(), files, mapping(order_id="id", currency="ccy"))
+    report = load_and_validate(
+        connect(), files, mapping(order_id="id", currency="ccy"), policy=Policy()
+    )
     assert "orders.csv: no column is mapped to order_amount" in report.errors
 
 

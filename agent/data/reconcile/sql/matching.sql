@@ -84,7 +84,7 @@ WHERE f.kind = 'head' AND f.r NOT IN (SELECT r FROM bad_orders)
 CREATE OR REPLACE TABLE order_findings AS
 WITH orders AS (
     SELECT h.r, h.currency, h.exponent, h.amount_minor, h.order_at, h.voided,
-           h.refunded_status, h.paid_status
+           h.refunded_status, h.part_refunded_status, h.paid_status
     FROM order_heads h ANTI JOIN bad_orders b ON b.r = h.r
     WHERE h.kind = 'head'
 ), by_payment AS (
@@ -138,8 +138,9 @@ SELECT o.r, o.currency, o.exponent, o.amount_minor, b.n, b.captured,
     WHEN o.refunded_status AND b.refunded > 0 AND NOT b.whole_refund
          AND b.captured - b.refunded > $amount_tolerance_minor THEN 'part_refund?'
     WHEN (o.voided AND b.captured - b.refunded > $amount_tolerance_minor)
-      OR (o.refunded_status AND b.refunded = 0 AND NOT b.any_refunded)
-      OR (b.all_refunded AND o.paid_status)
+      OR ((o.refunded_status OR o.part_refunded_status) AND b.refunded = 0
+          AND NOT b.any_refunded)
+      OR (b.all_refunded AND (o.paid_status OR o.part_refunded_status))
       THEN 'status_mismatch'
     WHEN b.n >= 2 AND b.captured > o.amount_minor + $amount_tolerance_minor
          AND (abs(b.smallest - o.amount_minor) <= $amount_tolerance_minor

@@ -1,10 +1,12 @@
 -- Row kinds (docs/design.md §7.5): every data row of both files is a unit to match, a refund, or
 -- ignored or unreadable with a reason.
 --
--- Parameters: $failed_payment_statuses and $refunded_payment_statuses, $voided_order_statuses,
--- $refunded_order_statuses and $paid_order_statuses (the policy's words, read once per row or
--- order here), and the approved row kinds of the payments file: $kinds_on (whether row kinds
--- are read at all), $kinds_ignore, $kinds_refund, $kinds_known (every listed kind). Needs
+-- Parameters: $failed_payment_statuses and $refunded_payment_statuses (the policy's words),
+-- $voided_order_statuses, $refunded_order_statuses, $part_refunded_order_statuses and
+-- $paid_order_statuses (the approved meanings of the order statuses), read once per row or
+-- order here, and the approved row kinds of the payments file: $kinds_on (whether row kinds
+-- are read at all), $kinds_ignore, $kinds_refund, $kinds_known (every listed kind),
+-- $kinds_refunded (capture values that say the capture was refunded). Needs
 -- `currency_exponents` and the ENUM types (setup.sql), and the macros `order_amount_minor`,
 -- `captured_amount_minor`, `refunded_amount_minor` and `reference_tokens`, which read the
 -- amounts and references as the approved mapping says (engine.py defines them).
@@ -33,6 +35,7 @@ SELECT i.r,
             WHEN e.exponent IS NULL THEN 'unreadable_currency'::reason_word END AS reason,
        list_contains($voided_order_statuses, o.order_status) AS voided,
        list_contains($refunded_order_statuses, o.order_status) AS refunded_status,
+       list_contains($part_refunded_order_statuses, o.order_status) AS part_refunded_status,
        list_contains($paid_order_statuses, o.order_status) AS paid_status,
        e.currency, e.exponent,
        order_amount_minor(o.order_amount, e.exponent) AS amount_minor,
@@ -107,7 +110,7 @@ CREATE OR REPLACE TABLE payment_row_kinds AS
 WITH flags AS (
     SELECT p.rowid AS r, p.payment_id, p.order_id, p.several_refs, p.ref_key, p.currency_code,
            e.currency, e.exponent, p.captured_amount_filled, p.captured_amount, p.refunded_amount,
-           p.captured_at, p.payment_status,
+           p.captured_at, p.payment_status, p.row_kind,
            list_contains($failed_payment_statuses, p.payment_status) AS failed,
            $kinds_on AND (list_contains($kinds_ignore, p.row_kind)
                           OR list_contains($kinds_ignore, p.payment_status)) AS ignored_kind,
@@ -173,7 +176,8 @@ SELECT k.r, k.kind, k.reason,
             THEN refunded_amount_minor(k.refunded_amount, k.exponent) END AS refunded_minor,
        CASE WHEN k.kind = 'payment' THEN epoch_us(k.captured_at) END AS captured_at,
        CASE WHEN k.kind = 'payment'
-            THEN list_contains($refunded_payment_statuses, k.payment_status) END
+            THEN list_contains($refunded_payment_statuses, k.payment_status)
+                 OR coalesce(list_contains($kinds_refunded, k.row_kind), false) END
            AS refunded_status
 FROM keyed k
 LEFT JOIN order_index f ON f.order_key = k.link_key
