@@ -15,6 +15,7 @@ from agent.data.normalize.meanings import (
     check_row_kinds,
 )
 from agent.data.normalize.report import FieldCheck, ValidationReport
+from agent.data.normalize.signs import check_signs
 from agent.data.normalize.time_checks import check_times
 from agent.data.policy import Policy
 from agent.data.schema import SCHEMA, DatasetMapping, Role
@@ -103,6 +104,7 @@ def validate(
     report.errors.extend(e for errors in missing.values() for e in errors)  # after the last
     _check_precision(con, report, file_name, role, mapping, keep, policy)
     check_times(con, report, file_name, role, mapping, keep)
+    check_signs(con, report, file_name, role, mapping, keep)
     if role is Role.PAYMENTS:
         check_row_kinds(con, report, file_name, mapping, policy)
         check_payment_statuses(con, report, file_name, mapping, policy)

@@ -336,6 +336,13 @@ SCHEMA: dict[Role, tuple[FieldSpec, ...]] = {
                 "importo rimborsato": 1.0,
                 "rimborsato": 0.8,
                 "valor reembolsado": 1.0,
+                # Settlement reports write money out in a debit column (Adyen's `Gross Debit
+                # (GC)`): a refund row's amount is there, a capture's in the credit column.
+                "gross debit": 0.85,
+                "debit": 0.7,
+                "debit amount": 0.8,
+                "soll": 0.6,
+                "debit gc": 0.85,
             },
             frozenset({"converted", "fee"}),
         ),

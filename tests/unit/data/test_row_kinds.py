@@ -114,7 +114,7 @@ def test_fees_payouts_and_refunds_of_a_settlement_report_are_not_captures(
 ) -> None:
     report = _settlement(
         _captures(
-            ("PSP3", "1003", "Refunded", "", "EUR"),
+            ("PSP3", "1003", "Refunded", "-13.00", "EUR"),
             ("", "", "Fee", "", "EUR"),
             ("", "", "MerchantPayout", "", "EUR"),
         )

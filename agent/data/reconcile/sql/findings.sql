@@ -152,28 +152,46 @@ FROM (
     LEFT JOIN currency_exponents e ON e.code = rf.currency
     WHERE rf.order_r IS NULL AND rf.r NOT IN (SELECT unnest(rows) - 1 FROM multi_refunds)
     UNION ALL
-    -- Refunds of an order that no capture paid: money returned that was never taken.
-    SELECT 'order_without_capture', 'refund_without_capture', rf.r + 1,
-           list_filter([o.order_id], lambda x: x IS NOT NULL),
-           list_filter([o.order_key], lambda x: x IS NOT NULL), [rf.order_r + 1],
-           list_filter([rf.payment_id], lambda x: x IS NOT NULL), [rf.r + 1],
-           rf.currency, e.exponent, NULL, rf.amount_minor
-    FROM refunds rf
-    JOIN orders_rows o ON o.rowid = rf.order_r
-    LEFT JOIN currency_exponents e ON e.code = rf.currency
-    WHERE rf.order_r IS NOT NULL
-      AND rf.order_r NOT IN (SELECT order_r FROM payments WHERE order_r IS NOT NULL)
-    UNION ALL
-    -- Refunds in another currency than their order's: not added to what it returned.
-    SELECT 'currency_mismatch', 'refund', rf.r + 1,
-           list_filter([o.order_id], lambda x: x IS NOT NULL),
-           list_filter([o.order_key], lambda x: x IS NOT NULL), [rf.order_r + 1],
-           list_filter([rf.payment_id], lambda x: x IS NOT NULL), [rf.r + 1],
-           rf.currency, e.exponent, NULL, rf.amount_minor
-    FROM refunds rf JOIN orders_rows o ON o.rowid = rf.order_r
-    LEFT JOIN currency_exponents e ON e.code = rf.currency
-    WHERE rf.order_r IN (SELECT order_r FROM payments WHERE order_r IS NOT NULL)
-      AND rf.currency IS DISTINCT FROM o.currency_code
+    -- Refunds of an order that no capture paid: money returned that was never taken. And
+    -- refunds in another currency than their order's: not added to what it returned. One
+    -- finding per order, its refund rows its evidence, and only for an order with no finding
+    -- of its own (a voided order, one of 0.00, a credit note, or one whose captures agree):
+    -- a flagged order already shows its refunds (`finding_payments`), and an order is in at
+    -- most one finding. A credit note (a negative total) paid out by refunds of its size is
+    -- settled: no finding; refunds of another size are an amount mismatch (reason
+    -- `credit_note`).
+    SELECT CASE WHEN any_value(x.captured) THEN 'currency_mismatch'
+                WHEN any_value(x.credit) THEN 'amount_mismatch'
+                ELSE 'order_without_capture' END,
+           CASE WHEN any_value(x.captured) THEN 'refund'
+                WHEN any_value(x.credit) THEN 'credit_note'
+                ELSE 'refund_without_capture' END,
+           min(x.r) + 1,
+           list_filter([any_value(x.order_id)], lambda v: v IS NOT NULL),
+           list_filter([any_value(x.order_key)], lambda v: v IS NOT NULL), [x.order_r + 1],
+           list_filter(list(x.payment_id ORDER BY x.r), lambda v: v IS NOT NULL),
+           list(x.r + 1 ORDER BY x.r),
+           CASE WHEN count(DISTINCT x.currency) = 1 THEN any_value(x.currency) END,
+           CASE WHEN count(DISTINCT x.currency) = 1 THEN any_value(x.exponent) END,
+           CASE WHEN any_value(x.credit) THEN abs(any_value(x.order_amount)) END,
+           CASE WHEN count(DISTINCT x.currency) = 1 THEN sum(x.amount_minor) END
+    FROM (
+        SELECT rf.r, rf.order_r, rf.payment_id, rf.currency, rf.amount_minor, e.exponent,
+               o.order_id, o.order_key, f.amount_minor AS order_amount,
+               rf.order_r IN (SELECT order_r FROM payments WHERE order_r IS NOT NULL) AS captured,
+               coalesce(f.amount_minor < 0, false) AS credit,
+               rf.currency IS DISTINCT FROM o.currency_code AS other_currency
+        FROM refunds rf JOIN orders_rows o ON o.rowid = rf.order_r
+        LEFT JOIN order_findings f ON f.r = rf.order_r
+        LEFT JOIN currency_exponents e ON e.code = rf.currency
+        WHERE rf.order_r IS NOT NULL AND rf.order_r NOT IN (SELECT r FROM flagged_orders)
+    ) x
+    GROUP BY x.order_r
+    HAVING (NOT any_value(x.captured) OR bool_or(x.other_currency))
+       AND NOT (any_value(x.credit) AND NOT any_value(x.captured)
+                AND NOT bool_or(x.other_currency)
+                AND abs(sum(x.amount_minor) + any_value(x.order_amount))
+                    <= $amount_tolerance_minor)
     UNION ALL
     -- Rows whose required values do not read: findings of their own. An order row with an
     -- amount but no order id; a payment row (its kind value beside an unknown row kind).

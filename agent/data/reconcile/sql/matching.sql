@@ -21,8 +21,9 @@ ANTI JOIN (SELECT unnest(copies) AS r FROM payment_copies) c ON c.r = k.r
 WHERE k.kind = 'payment';
 
 -- Refund rows: each returns money of the capture with the same payment id (`capture_r`), or
--- else of the order its reference names. Its amount is the captured amount's or the refunded amount's
--- size (exports write refunds negative or positive); none readable: the whole capture.
+-- else of the order its reference names. Its amount is the captured amount's or the refunded
+-- amount's size (exports write refunds negative or positive); a refund row whose amount does
+-- not read is unreadable (row_kinds.sql), never a refund of the whole capture.
 CREATE OR REPLACE TABLE refunds AS
 WITH rows AS (
     SELECT k.r, p.payment_id, k.order_r, p.currency_code, k.amount_minor, k.refunded_minor
@@ -106,11 +107,15 @@ WITH orders AS (
     WHERE order_r IN (SELECT order_r FROM shared_orders) AND amount_minor IS NOT NULL
     GROUP BY 1
 ), by_order AS (
-    -- Refund rows add to what the order's captures say was refunded.
+    -- Refund rows add to what the order's captures say was refunded, unless the captures'
+    -- refunded amounts say it too: a refund written both in a capture's refunded column and
+    -- as a row of its own is counted once (the larger of the two).
     -- A refunded status says every capture was refunded only where no amount refunded is
     -- known or the amounts say so too: PayPal's `Partially Refunded` beside a refund row of
     -- 30.00 of 100.00 is not all of it.
-    SELECT b.order_r, b.n, b.captured, b.refunded + coalesce(x.refunded, 0) AS refunded,
+    SELECT b.order_r, b.n, b.captured,
+           CASE WHEN b.refunded > 0 AND x.refunded > 0 THEN greatest(b.refunded, x.refunded)
+                ELSE b.refunded + coalesce(x.refunded, 0) END AS refunded,
            b.currency_low, b.currency_high, b.first_capture, b.last_capture, b.smallest,
            b.largest,
            (b.all_refunded AND (b.refunded + coalesce(x.refunded, 0) = 0
@@ -128,7 +133,8 @@ SELECT o.r, o.currency, o.exponent, o.amount_minor, b.n, b.captured,
     WHEN o.r IN (SELECT order_r FROM multi_links) THEN NULL
     WHEN o.amount_minor IS NULL THEN 'unreadable_row'
     WHEN b.n IS NULL THEN  -- nobody paid: as expected for a voided order, or one of 0.00
-        CASE WHEN o.voided OR o.amount_minor = 0 THEN NULL ELSE 'order_without_capture' END
+        -- (a credit note, a negative total, owes the customer: nothing to capture either)
+        CASE WHEN o.voided OR o.amount_minor <= 0 THEN NULL ELSE 'order_without_capture' END
     WHEN b.currency_low IS DISTINCT FROM o.currency
       OR b.currency_high IS DISTINCT FROM o.currency THEN 'currency_mismatch'
     -- More returned than captured (`status_mismatch`, reason `refunded_more_than_captured`);

@@ -110,6 +110,7 @@ CREATE OR REPLACE TABLE payment_row_kinds AS
 WITH flags AS (
     SELECT p.rowid AS r, p.payment_id, p.order_id, p.several_refs, p.ref_key, p.currency_code,
            e.currency, e.exponent, p.captured_amount_filled, p.captured_amount, p.refunded_amount,
+           p.refunded_amount_filled,
            p.captured_at, p.payment_status, p.row_kind,
            list_contains($failed_payment_statuses, p.payment_status) AS failed,
            $kinds_on AND (list_contains($kinds_ignore, p.row_kind)
@@ -124,11 +125,13 @@ WITH flags AS (
         WHEN failed THEN 'ignored'::kind_word
         WHEN ignored_kind THEN 'ignored'::kind_word
         WHEN unknown_kind THEN 'unreadable'::kind_word
-        -- A refund whose currency or written amount does not read is not a whole-capture refund.
-        WHEN refund_kind
-             AND (exponent IS NULL OR (captured_amount_filled AND captured_amount IS NULL))
+        -- A refund returns what its captured or refunded amount says (by its size); one whose
+        -- currency or amount does not read is unreadable, never a refund of everything.
+        WHEN refund_kind AND (exponent IS NULL OR coalesce(captured_amount, refunded_amount) IS NULL)
           THEN 'unreadable'::kind_word
         WHEN refund_kind THEN 'refund'::kind_word
+        -- A negative captured amount is money going back: a refund or reversal, by its size.
+        WHEN captured_amount < 0 AND exponent IS NOT NULL THEN 'refund'::kind_word
         WHEN payment_id IS NULL OR NOT captured_amount_filled OR captured_amount IS NULL
           OR exponent IS NULL THEN 'unreadable'::kind_word
         WHEN captured_amount = 0 THEN 'ignored'::kind_word
@@ -140,9 +143,13 @@ WITH flags AS (
         WHEN unknown_kind THEN 'unknown_row_kind'::reason_word
         WHEN refund_kind AND currency_code IS NULL THEN 'missing_currency'::reason_word
         WHEN refund_kind AND exponent IS NULL THEN 'unreadable_currency'::reason_word
-        WHEN refund_kind AND captured_amount_filled AND captured_amount IS NULL
+        WHEN refund_kind AND coalesce(captured_amount, refunded_amount) IS NULL
+             AND (captured_amount_filled OR refunded_amount_filled)
           THEN 'unreadable_amount'::reason_word
+        WHEN refund_kind AND coalesce(captured_amount, refunded_amount) IS NULL
+          THEN 'empty_amount'::reason_word
         WHEN refund_kind THEN NULL
+        WHEN captured_amount < 0 AND exponent IS NOT NULL THEN NULL
         WHEN payment_id IS NULL THEN 'empty_payment_id'::reason_word
         WHEN NOT captured_amount_filled THEN 'empty_amount'::reason_word
         WHEN captured_amount IS NULL THEN 'unreadable_amount'::reason_word
