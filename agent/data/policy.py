@@ -284,8 +284,10 @@ class Policy(BaseModel):
             ),
             "order_without_capture": (
                 "An order with no successful payment referencing it. Voided or cancelled orders "
-                f"(order status {voided}) without a payment are expected and not reported, "
-                "and so are orders of 0.00 (nothing was owed)."
+                f"(order status {voided}, or a status the approved mapping reads as voided) "
+                "and orders whose status says they are not paid yet (pending, awaiting "
+                "payment) without a payment are expected and not reported, and so are orders "
+                "of 0.00 (nothing was owed) and credit notes (a negative total)."
             ),
             "currency_mismatch": (
                 "A payment for the order is in a different currency than the order."

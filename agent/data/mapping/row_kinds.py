@@ -178,7 +178,9 @@ def _kind_column(
         found = _classify(sample, column, choices, vocabulary, status=column == status)
         kinds = {v: (k, r) for v, (k, r) in found.items() if k is not None}
         said = {k for k, _ in kinds.values()}
-        if not ("capture" in said and {"refund", "ignore"} & said):
+        # A refunded state the policy names (`refunded`) is read without row kinds.
+        refunded = any(r and v not in vocabulary.refunded_statuses for v, (_, r) in kinds.items())
+        if not ("capture" in said and ({"refund", "ignore"} & said or refunded)):
             continue
         if len(kinds) == len(found):
             return column, kinds
@@ -217,12 +219,16 @@ def _proposed_lists(
         if refunded and value not in vocabulary.refunded_statuses:
             lists["refunded"].append(value)
     if column is not None and column != status and status is not None:
-        # The status column still says which rows to leave out: pending memos, denied attempts.
-        for value, (other, _) in _classify(
-            sample, status, choices, vocabulary, status=True
-        ).items():
-            if other == "ignore" and value not in lists["capture"] + lists["refund"]:
+        # The status column still says which rows to leave out (pending memos, denied
+        # attempts) and which captures were refunded (`Erstattet` beside a `Typ`).
+        by_status = _classify(sample, status, choices, vocabulary, status=True)
+        for value, (other, refunded) in by_status.items():
+            if value in lists["capture"] + lists["refund"]:
+                continue
+            if other == "ignore":
                 lists["ignore"].append(value)
+            elif refunded and value not in vocabulary.refunded_statuses:
+                lists["refunded"].append(value)
     return column, lists
 
 
@@ -236,7 +242,8 @@ def _apply_answered_lists(lists: dict[str, list[str]], answers: dict[str, str]) 
         for other in lists:
             if other != name and other not in given and {name, other} != {"capture", "refunded"}:
                 lists[other] = [w for w in lists[other] if w not in words]
-    lists["refunded"] = [w for w in lists["refunded"] if w in lists["capture"]]
+    moved = {*lists["refund"], *lists["ignore"]}
+    lists["refunded"] = [w for w in lists["refunded"] if w not in moved]
     return given
 
 

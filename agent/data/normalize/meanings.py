@@ -290,7 +290,11 @@ def check_payment_statuses(
         return
     vocabulary = policy.vocabulary()
     # With row kinds from another column (`Type`), a status the kinds ignore is known too.
-    known = (*policy.refunded_payment_statuses, *(kinds.ignore if kinds else ()))
+    known = (
+        *policy.refunded_payment_statuses,
+        *(kinds.ignore if kinds else ()),
+        *(kinds.refunded if kinds else ()),
+    )
     captures = [v for v, _, _ in rows if v in known or vocabulary.row_kind(v) == "capture"]
     unknown = [(v, n, r) for v, n, r in rows if v not in captures]
     if not unknown:

@@ -198,9 +198,15 @@ def _counted_rows(role: Role, mapping: DatasetMapping, policy: Policy) -> str:
 
 
 def _blank_row(role: Role, mapping: DatasetMapping) -> str:
-    """Rows that carry nothing but line-item detail (continuation rows of an order)."""
+    """Rows whose empty id is no problem: an order's continuation rows (line-item detail
+    only), and refund rows (a refund's kind or a negative amount), which reach their capture
+    by either id: a settlement's RETURN row has no capture id of its own."""
     if role is Role.ORDERS and "order_amount" in mapping.columns:
         return "NOT order_amount_filled"
+    if role is Role.PAYMENTS:
+        kinds = mapping.options.kinds
+        refund = sql_words(kinds.refund) if kinds is not None else "(NULL)"
+        return f"coalesce(row_kind IN {refund} OR captured_amount < 0, false)"
     return "false"
 
 

@@ -62,6 +62,7 @@ def engine_parameters(mapping: Mapping, policy: Policy) -> dict[str, Any]:
         "failed_payment_statuses": list(policy.failed_payment_statuses),
         "refunded_payment_statuses": list(policy.refunded_payment_statuses),
         "voided_order_statuses": list(statuses.voided),
+        "pending_order_statuses": list(statuses.pending),
         "refunded_order_statuses": list(statuses.refunded),
         "part_refunded_order_statuses": list(statuses.partially_refunded),
         "paid_order_statuses": list(statuses.paid),

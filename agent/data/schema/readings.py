@@ -106,9 +106,10 @@ class RowKinds(BaseModel):
     refund: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     refunded: tuple[str, ...] = ()
-    """Values of `capture` that say the capture was refunded in full (`Rimborsato` on a capture
-    row of its own, not a refund row): the engine counts the money as returned. Left out of
-    the digest while empty."""
+    """Values that say a capture was refunded in full (`Rimborsato` on a capture row of its
+    own, not a refund row), in the kind column (then also in `capture`) or in the status
+    column beside it: the engine counts the capture's money as returned. Left out of the
+    digest while empty."""
 
     @field_validator("capture", "refund", "ignore", "refunded", mode="before")
     @classmethod
@@ -133,11 +134,11 @@ class RowKinds(BaseModel):
                 seen[word] = name
         if not self.capture:
             raise ValueError("kinds_capture is empty: name at least one value that is a capture")
-        stray = [w for w in self.refunded if w not in self.capture]
+        stray = [w for w in self.refunded if w in (*self.refund, *self.ignore)]
         if stray:
             raise ValueError(
-                f'"{stray[0]}" is in kinds_refunded but not in kinds_capture; a refunded capture '
-                "is a capture whose money went back"
+                f'"{stray[0]}" is in kinds_refunded and kinds_{seen[stray[0]]}; a refunded '
+                "capture is a capture whose money went back"
             )
         return self
 

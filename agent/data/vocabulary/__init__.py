@@ -86,7 +86,7 @@ ROW_KIND: Final[dict[PaymentMeaning, RowKind]] = {
 # What each meaning is, in words, for requests, questions and `reconbot explain`.
 ORDER_MEANING_WORDS: Final[dict[OrderMeaning, str]] = {
     "paid": "paid: a capture is expected",
-    "pending": "not paid yet: a capture is expected, none may have happened",
+    "pending": "not paid yet: no payment is expected yet (one that came is matched)",
     "voided": "cancelled or failed: no money is owed; a capture kept is a finding",
     "refunded": "refunded in full: the capture must have been refunded",
     "partially_refunded": "refunded in part: some, not all, of the capture went back",
@@ -233,7 +233,10 @@ class Vocabulary:
         """Whether a refund value is a capture's state (`refunded`, `Rimborsato`, a policy's
         refunded status) rather than a refund's own record (`refund`, `credit`)."""
         word = value.strip().lower().replace(" ", "_")
-        return fold(value) in REFUNDED_STATES or word in self.refunded_statuses
+        folded = fold(value)
+        tokens = set(folded.split())
+        partly = bool(tokens & PARTIAL and tokens & REFUNDED_STATES)  # `Parzialmente rimborsato`
+        return folded in REFUNDED_STATES or partly or word in self.refunded_statuses
 
     def row_kind(self, value: str) -> RowKind | None:
         """`capture`, `refund` or `ignore` for a payment value, or None when not known."""

@@ -52,48 +52,66 @@ ORDER_WORDS: dict[OrderMeaning, frozenset[str]] = {
     "paid": _phrases(
         "paid, payed, complete, completed, captured, settled, success, succeeded, processing, "
         "awaiting fulfillment, awaiting shipment, awaiting pickup, partially shipped, "
+        "in payment, in preparation, preparation in progress, delivery in progress, "
         "ready to ship, ready for pickup, "
         "shipped, delivered, fulfilled, invoiced, payment received, payment accepted, "
         "bezahlt, abgeschlossen, erledigt, versandt, versendet, geliefert, zahlung erhalten, "
         "zahlung akzeptiert, in bearbeitung, "
+        "eingegangen, ausgeliefert, zugestellt, "
         "paye, payee, paiement accepte, termine, terminee, expedie, expediee, livre, livree, "
         "en cours de preparation, "
+        "accepte, acceptee, "
         "pagado, pagada, completado, completada, pago aceptado, enviado, enviada, entregado, "
         "en preparacion, procesando, "
+        "preparacion, preparacion en proceso, aceptado, "
         "pagato, pagata, completato, completata, pagamento accettato, spedito, consegnato, "
         "in lavorazione, "
+        "preparazione, preparazione in corso, consegna, consegna in corso, accettato, "
         "betaald, voltooid, afgerond, betaling aanvaard, betaling ontvangen, verzonden, geleverd, "
         "in behandeling, "
+        "afgeleverd, voorbereid, aanvaard, "
         "pago, paga, concluido, concluida, pagamento aceito, pagamento confirmado, entregue, "
         "processando, aprovado, "
+        "aceite, aceito, preparacao, preparacao em curso, "
         "zaplacone, zaplacono, oplacone, oplacono, zrealizowane, zakonczone, wyslane, "
         "dostarczone, w realizacji, platnosc zaakceptowana, "
-        "betald, betalad, slutford, levererad, skickad, behandlas, genomford"
+        "przygotowanie, przygotowywane, zaakceptowana, zaakceptowano, przyjeta, przyjete, "
+        "betald, betalad, slutford, levererad, skickad, behandlas, genomford, godkand, "
+        "forbereds, forberedelse"
     ),
     "pending": _phrases(
         "pending, unpaid, awaiting, awaiting payment, pending payment, on hold, hold, open, "
         "authorized, authorised, payment review, new, draft, "
         "ausstehend, offen, wartend, unbezahlt, zahlung ausstehend, warten auf zahlung, "
+        "warten, "
         "en attente, attente, impaye, en attente de paiement, en attente de virement, "
         "en attente de cheque, "
         "pendiente, en espera, pendiente de pago, esperando pago, en espera de pago, "
         "in attesa, attesa, in attesa di pagamento, in sospeso, "
         "in afwachting, openstaand, wachtend, onbetaald, wacht op betaling, "
         "pendente, aguardando, aguardando pagamento, em espera, "
+        "aguardar, "
         "oczekujace, oczekuje, oczekiwanie na platnosc, nieoplacone, niezaplacone, nowe, "
-        "vantande, vantar, obetald, vantar pa betalning"
+        "vantande, vantar, obetald, vantar pa betalning, invantar"
     ),
     "voided": _phrases(
         "voided, void, cancelled, canceled, cancel, failed, declined, expired, abandoned, "
+        "error, payment error, "
         "rejected, "
         "storniert, annulliert, abgebrochen, abgelehnt, fehlgeschlagen, verworfen, "
+        "fehler, "
         "annule, annulee, echoue, echouee, refuse, refusee, abandonne, "
+        "erreur, "
         "cancelado, cancelada, anulado, anulada, fallido, rechazado, "
         "annullato, annullata, cancellato, cancellata, fallito, rifiutato, "
+        "errore, "
         "geannuleerd, mislukt, geweigerd, vervallen, "
+        "betalingsfout, fout, "
         "falhou, recusado, expirado, "
+        "erro, "
         "anulowane, anulowano, odrzucone, nieudane, wygasle, "
-        "avbruten, avbrutet, annullerad, makulerad, misslyckad, nekad"
+        "blad, "
+        "avbruten, avbrutet, annullerad, makulerad, misslyckad, nekad, betalningsfel, fel"
     ),
     "refunded": _phrases(
         "refunded, refund, returned, reversed, charged back, chargeback, credited, "
@@ -193,6 +211,7 @@ PAYMENT_WORDS: dict[PaymentMeaning, frozenset[str]] = {
         "refund, refunded, refunds, return, returned, returns, reversal, reversed, credit, "
         "payment refund, refund settled successfully, refund pending settlement, refundedbulk, "
         "erstattet, erstattung, ruckerstattung, ruckerstattet, gutschrift, zuruckgezahlt, "
+        "ruckzahlung, "
         "rembourse, remboursement, avoir, "
         "reembolso, reembolsado, devolucion, devuelto, "
         "rimborso, rimborsato, stornato, "
@@ -253,6 +272,10 @@ PAYMENT_CODES: dict[str, PaymentMeaning] = {
     "settled successfully": "capture",
     "submitted for settlement": "capture",
     "authorized pending capture": "authorisation",
+    "auth capture": "capture",  # Authorize.Net's action codes
+    "prior auth capture": "capture",
+    "capture only": "capture",
+    "auth only": "authorisation",
     "refund settled successfully": "refund",
     "refund pending settlement": "refund",
     "refund failure": "adjustment",

@@ -84,7 +84,7 @@ WHERE f.kind = 'head' AND f.r NOT IN (SELECT r FROM bad_orders)
 -- is a voided word (a voided order nobody paid is ignored, not a finding).
 CREATE OR REPLACE TABLE order_findings AS
 WITH orders AS (
-    SELECT h.r, h.currency, h.exponent, h.amount_minor, h.order_at, h.voided,
+    SELECT h.r, h.currency, h.exponent, h.amount_minor, h.order_at, h.voided, h.pending,
            h.refunded_status, h.part_refunded_status, h.paid_status
     FROM order_heads h ANTI JOIN bad_orders b ON b.r = h.r
     WHERE h.kind = 'head'
@@ -129,12 +129,15 @@ WITH orders AS (
 )
 SELECT o.r, o.currency, o.exponent, o.amount_minor, b.n, b.captured,
   coalesce(o.voided, false) AS voided,
+  coalesce(o.pending, false) AS pending,
   CAST(CASE
     WHEN o.r IN (SELECT order_r FROM multi_links) THEN NULL
     WHEN o.amount_minor IS NULL THEN 'unreadable_row'
     WHEN b.n IS NULL THEN  -- nobody paid: as expected for a voided order, or one of 0.00
-        -- (a credit note, a negative total, owes the customer: nothing to capture either)
-        CASE WHEN o.voided OR o.amount_minor <= 0 THEN NULL ELSE 'order_without_capture' END
+        -- (a credit note, a negative total, owes the customer: nothing to capture either; an
+        -- order whose status says it is not paid yet agrees with no payment)
+        CASE WHEN o.voided OR o.pending OR o.amount_minor <= 0 THEN NULL
+             ELSE 'order_without_capture' END
     WHEN b.currency_low IS DISTINCT FROM o.currency
       OR b.currency_high IS DISTINCT FROM o.currency THEN 'currency_mismatch'
     -- More returned than captured (`status_mismatch`, reason `refunded_more_than_captured`);

@@ -2,8 +2,8 @@
 -- ignored or unreadable with a reason.
 --
 -- Parameters: $failed_payment_statuses and $refunded_payment_statuses (the policy's words),
--- $voided_order_statuses, $refunded_order_statuses, $part_refunded_order_statuses and
--- $paid_order_statuses (the approved meanings of the order statuses), read once per row or
+-- $voided_order_statuses, $pending_order_statuses, $refunded_order_statuses,
+-- $part_refunded_order_statuses and $paid_order_statuses (the approved meanings of the order statuses), read once per row or
 -- order here, and the approved row kinds of the payments file: $kinds_on (whether row kinds
 -- are read at all), $kinds_ignore, $kinds_refund, $kinds_known (every listed kind),
 -- $kinds_refunded (capture values that say the capture was refunded). Needs
@@ -34,6 +34,7 @@ SELECT i.r,
             WHEN o.currency_code IS NULL THEN 'missing_currency'::reason_word
             WHEN e.exponent IS NULL THEN 'unreadable_currency'::reason_word END AS reason,
        list_contains($voided_order_statuses, o.order_status) AS voided,
+       list_contains($pending_order_statuses, o.order_status) AS pending,
        list_contains($refunded_order_statuses, o.order_status) AS refunded_status,
        list_contains($part_refunded_order_statuses, o.order_status) AS part_refunded_status,
        list_contains($paid_order_statuses, o.order_status) AS paid_status,
@@ -184,7 +185,8 @@ SELECT k.r, k.kind, k.reason,
        CASE WHEN k.kind = 'payment' THEN epoch_us(k.captured_at) END AS captured_at,
        CASE WHEN k.kind = 'payment'
             THEN list_contains($refunded_payment_statuses, k.payment_status)
-                 OR coalesce(list_contains($kinds_refunded, k.row_kind), false) END
+                 OR coalesce(list_contains($kinds_refunded, k.row_kind), false)
+                 OR coalesce(list_contains($kinds_refunded, k.payment_status), false) END
            AS refunded_status
 FROM keyed k
 LEFT JOIN order_index f ON f.order_key = k.link_key

@@ -52,7 +52,7 @@ CREATE OR REPLACE TYPE reason_word AS ENUM (
     'no_order_id', 'empty_order_id', 'empty_amount', 'unreadable_amount', 'missing_currency',
     'unreadable_currency', 'line_item_continuation', 'another_amount_under_this_id',
     'failed_attempt', 'row_kind', 'unknown_row_kind', 'empty_payment_id', 'zero_capture',
-    'voided_without_payment', 'nothing_to_pay', 'credit_note');
+    'voided_without_payment', 'nothing_to_pay', 'credit_note', 'awaiting_payment');
 
 -- An order's category (matching.sql): the finding categories, and `duplicate_capture?` until
 -- each capture is compared (findings.sql).
