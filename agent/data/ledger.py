@@ -108,28 +108,30 @@ def build_ledger_rows(con: duckdb.DuckDBPyConnection) -> None:
             -- either) or unreadable. A head row carries whether its order status is a voided
             -- word (the status decides on head rows only).
             SELECT r, 'head' AS kind, NULL::reason_word AS reason, category, n, voided,
-                   amount_minor = 0 AS free, amount_minor < 0 AS credit, pending
+                   amount_minor = 0 AS free, amount_minor < 0 AS credit, pending,
+                   -- A credit note that refunds of its size paid out (no finding of it).
+                   amount_minor < 0 AND r IN (SELECT order_r FROM refunds) AS settled
             FROM order_findings
             UNION ALL
             SELECT r, CASE WHEN unreadable THEN 'unreadable' ELSE 'head' END,
-                   CAST(reason AS reason_word), NULL, NULL, voided, false, false, false
+                   CAST(reason AS reason_word), NULL, NULL, voided, false, false, false, false
             FROM bad_orders
             UNION ALL
             SELECT l.r, CASE WHEN c.r IS NULL THEN 'ignored' ELSE 'conflict' END,
                    CASE WHEN c.r IS NULL THEN 'line_item_continuation'::reason_word
                         ELSE 'another_amount_under_this_id'::reason_word END, NULL, NULL, false,
-                   false, false, false
+                   false, false, false, false
             FROM order_lines l LEFT JOIN order_conflicts c ON c.r = l.r
             UNION ALL
             SELECT rowid, CASE WHEN order_amount_filled THEN 'unreadable' ELSE 'ignored' END,
                    CASE WHEN order_amount_filled THEN 'empty_order_id'::reason_word
                         ELSE 'no_order_id'::reason_word END,
-                   NULL, NULL, false, false, false, false
+                   NULL, NULL, false, false, false, false, false
             FROM orders_rows WHERE order_key IS NULL
         ),
         orders AS (
             SELECT k.r, k.kind, k.reason, e.r IS NOT NULL AS evidence, k.category, k.n, k.voided,
-                   k.free, k.credit, k.pending
+                   k.free, k.credit, k.pending, k.settled
             FROM order_kinds k
             LEFT JOIN order_evidence e ON e.r = k.r
         ),
@@ -151,7 +153,8 @@ def build_ledger_rows(con: duckdb.DuckDBPyConnection) -> None:
             WHEN kind = 'ignored' THEN 'ignored'::bucket_word
             WHEN kind = 'unreadable' THEN 'unreadable'::bucket_word
             WHEN evidence THEN 'finding'::bucket_word
-            WHEN kind = 'head' AND category IS NULL AND n IS NOT NULL THEN 'matched'::bucket_word
+            WHEN kind = 'head' AND category IS NULL AND (n IS NOT NULL OR settled)
+                 THEN 'matched'::bucket_word
             WHEN kind = 'head' AND category IS NULL AND n IS NULL
                  AND (voided OR free OR credit OR pending)
                  THEN 'ignored'::bucket_word

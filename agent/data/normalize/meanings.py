@@ -294,6 +294,7 @@ def check_payment_statuses(
         *policy.refunded_payment_statuses,
         *(kinds.ignore if kinds else ()),
         *(kinds.refunded if kinds else ()),
+        *(kinds.capture if kinds else ()),  # a status a person listed as a capture (`1`)
     )
     captures = [v for v, _, _ in rows if v in known or vocabulary.row_kind(v) == "capture"]
     unknown = [(v, n, r) for v, n, r in rows if v not in captures]
@@ -303,15 +304,22 @@ def check_payment_statuses(
     codes = code_proposal(value for value, _, _ in unknown)
     if codes is not None:
         name, meanings = codes
-        paid = [v for v, m in meanings.items() if m == "capture"]
-        rest = [v for v, m in meanings.items() if m != "capture"]
+        # The lists as they would be: what the mapping lists already, and the codes.
+        paid = [
+            *(kinds.capture if kinds else ()),
+            *(v for v, m in meanings.items() if m == "capture"),
+        ]
+        rest = [
+            *(kinds.ignore if kinds else ()),
+            *(v for v, m in meanings.items() if m != "capture"),
+        ]
         report.errors.append(
             f'{file_name}: column "{column}" holds codes that are only numbers: '
             f"{listed(unknown)}. They look like {name} ("
             + ", ".join(f"{v} = {m}" for v, m in meanings.items())
             + "). If so, edit "
-            + f'payments.kinds_capture="{", ".join(paid) or kept}"'
-            + (f' payments.kinds_ignore="{", ".join(rest)}"' if rest else "")
+            + f'payments.kinds_capture="{", ".join(dict.fromkeys(paid)) or kept}"'
+            + (f' payments.kinds_ignore="{", ".join(dict.fromkeys(rest))}"' if rest else "")
         )
         return
     ignored = ", ".join([*(kinds.ignore if kinds else ()), *(value for value, _, _ in unknown)])
