@@ -10,7 +10,17 @@ from typing import Any
 
 from agent.data.schema import DatasetMapping
 
-_DESCRIBED = {"encoding", "delimiter", "header_row", "amounts", "timestamps", "default_currency"}
+_DESCRIBED = {
+    "encoding",
+    "delimiter",
+    "header_row",
+    "amounts",
+    "timestamps",
+    "default_currency",
+    "ids",
+    "kinds",
+    "statuses",
+}
 
 
 def describe_reading(mapping: DatasetMapping) -> str:
@@ -42,9 +52,28 @@ def describe_reading(mapping: DatasetMapping) -> str:
             parts.append(f"ids: suffix {ids.suffix!r} removed")
         if ids.strip_zeros:
             parts.append("ids: leading zeros removed")
+    kinds = options.kinds
+    if kinds is not None:  # every value of every list: what each row is, as approved
+        where = f"column {kinds.column!r}" if kinds.column else "the payment status"
+        lists = [
+            ("captures", kinds.capture),
+            ("refunds", kinds.refund),
+            ("ignored", kinds.ignore),
+            ("captures refunded in full", kinds.refunded),
+        ]
+        said = "; ".join(f"{name} = {', '.join(words)}" for name, words in lists if words)
+        parts.append(f"row kinds from {where}: {said}")
+    statuses = options.statuses
+    if statuses is not None:  # every value of the order status column with its meaning
+        said = "; ".join(
+            f"{name.replace('_', ' ')} = {', '.join(words)}"
+            for name, words in statuses.model_dump().items()
+            if words
+        )
+        parts.append(f"order statuses: {said or 'none listed'}")
     extra: dict[str, Any] = options.model_dump(mode="json", exclude_defaults=True)
     for name, value in sorted(extra.items()):
-        if name not in _DESCRIBED and name != "ids" and value not in (None, {}, []):
+        if name not in _DESCRIBED and value not in (None, {}, []):
             parts.append(f"{name.replace('_', ' ')}: {_plain(value)}")
     return "; ".join(parts)
 
