@@ -21,7 +21,7 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from itertools import compress, filterfalse, islice, repeat
 
@@ -34,7 +34,7 @@ from agent.data.formats import (
     parse_numbers,
 )
 from agent.data.ingest import CsvSample
-from agent.data.timestamp_formats import detect_timestamp_format
+from agent.data.timestamp_formats import TimeParts, detect_timestamp_format, link_times, times_of
 
 _ID_LIKE = re.compile(r"^\s*#?[A-Za-z0-9][A-Za-z0-9_\-./:]*\s*$")
 _HAS_DIGIT = re.compile(r"\d")
@@ -119,6 +119,8 @@ class ColumnProfile:
     currency_mark: str | None = None
     # How many filled values the kinds were read from (at most PROFILE_VALUES).
     profiled: int = 0
+    # Zones and times of day it holds, or (a timestamp's) where they are (`times_of`).
+    times: TimeParts | None = None
 
     @property
     def fill_share(self) -> float:
@@ -171,10 +173,12 @@ def profile_sample(
     if by_column is None:
         by_column = transpose(sample)
     sets: Sequence[set[str] | None] = [None] * len(names) if distinct is None else distinct
-    return [
+    found = [
         _profile(name, values, depth=depths[name], prefer_decimal_comma=prefer_comma, seen=seen)
         for name, values, seen in zip(names, by_column, sets, strict=True)
     ]
+    linked = link_times([(p.name, p.timestamp_pattern, p.times) for p in found])
+    return [replace(p, times=linked[i]) if i in linked else p for i, p in enumerate(found)]
 
 
 def _profile(
@@ -238,6 +242,7 @@ def _profile(
         reference_share=_part(sum(map(counts.__getitem__, named)), total),
         currency_mark=_currency_mark(counts) if fmt is not None else None,
         profiled=len(head),
+        times=times_of(name, head, counts, pattern, fmt is not None and numeric_share >= 0.9),
     )
 
 

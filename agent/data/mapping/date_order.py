@@ -16,6 +16,7 @@ from agent.data.mapping.evidence import Evidence
 from agent.data.mapping.proposal import Clarification, DatasetProposal
 from agent.data.mapping.settling import MIN_MATCHED, the_one_that_agrees
 from agent.data.schema import TIME_FIELD, Role, TimestampReading
+from agent.data.timestamp_formats import ZONE_SUFFIX, split_zone
 
 _NEAR_DAYS = 7  # swapped day and month move a date by about a month or more (but 5/5)
 _GUESSED = "fits both day-first and month-first"
@@ -111,8 +112,8 @@ def _near_share(
         return None
     if o_stamp is None or p_stamp is None:
         return None
-    o_pattern = pattern if role is Role.ORDERS else o_stamp.pattern
-    p_pattern = pattern if role is Role.PAYMENTS else p_stamp.pattern
+    o_pattern = _cell_pattern(pattern if role is Role.ORDERS else o_stamp.pattern, o_stamp)
+    p_pattern = _cell_pattern(pattern if role is Role.PAYMENTS else p_stamp.pattern, p_stamp)
     o_sample, p_sample = samples[Role.ORDERS], samples[Role.PAYMENTS]
     ordered: dict[str, datetime] = {}
     for key, text in zip(o_sample.keys(key_col), o_sample.values(o_col), strict=True):
@@ -131,8 +132,17 @@ def _near_share(
     return near / total if total >= MIN_MATCHED else None
 
 
+def _cell_pattern(pattern: str, stamp: TimestampReading) -> str:
+    """The pattern of the timestamp column's own cells: its date part alone when the time of
+    day is read from another column (`time_column`)."""
+    return pattern.split(" ")[0] if stamp.time_column is not None else pattern
+
+
 def _parse(text: str, pattern: str) -> datetime | None:
-    """`text` under `pattern`, as naive wall-clock time (offsets matter little against days)."""
+    """`text` under `pattern`, as naive wall-clock time (offsets matter little against days);
+    a zone written after the time is left out."""
+    if pattern.endswith(ZONE_SUFFIX):
+        text, pattern = split_zone(text, pattern)[0], pattern.removesuffix(ZONE_SUFFIX)
     try:
         return datetime.strptime(text.strip(), pattern).replace(tzinfo=None)
     except ValueError:

@@ -1,6 +1,12 @@
 """How timestamps are read: date/time pattern, day/month order, time zone, and answers about them.
 
-A column's pattern comes from its sampled values (its profile); a timestamp without a zone is
+A column's pattern comes from its sampled values (its profile). Where the export gives the zone,
+it is proposed without a question: a zone written after each time (`… 01:30:00 CET`: a
+pattern ending in `ZONE_SUFFIX`), or a column of zones beside the timestamp, with a column of
+times of day beside a column of dates (PayPal's and Square's `Date`, `Time`, `TimeZone`), as
+the profile found them (`TimeParts`); a note says what each sampled zone is read as. An
+abbreviation that names several zones (CST: US Central or China) is asked (a MappingError
+naming the edit) unless the file's `timezone` settles it. A timestamp with no zone anywhere is
 read as UTC, with a note unless the header says `UTC`/`GMT`, and a note when every sampled date
 fits both day-first and month-first. A person may answer the date order, the pattern, the time
 zone, a column holding each row's zone, or a separate column holding the time of day (see
@@ -16,32 +22,80 @@ from agent.data.ingest import CsvSample
 from agent.data.mapping.headers import normalize_header
 from agent.data.profile import ColumnProfile, column_values
 from agent.data.schema import TIME_FIELD, TIME_OPTIONS, Role, TimestampReading
-from agent.data.timestamp_formats import TIMESTAMP_FORMATS, timestamp_hits
+from agent.data.time_zones import ZONE_PLACES, utc_offset, zone_of, zone_place
+from agent.data.timestamp_formats import (
+    TIME_OF_DAY_PATTERNS,
+    TIMESTAMP_FORMATS,
+    ZONE_SUFFIX,
+    split_zone,
+    timestamp_hits,
+)
 from agent.errors import MappingError, UnknownColumnError
 
 _DATE_PART = re.compile(r"^(%[dmYy])([-/.])(%[dmYy])\2(%[dmYy])")
-_TIME_PATTERNS = ("%H:%M:%S", "%H:%M", "%I:%M:%S %p", "%I:%M %p", "%H:%M:%S.%f")
+_NOTED_ZONES = 12  # the zones a note lists one by one
 
 
 def timestamp_reading(
     column: str, profile: ColumnProfile, notes: list[str]
 ) -> TimestampReading | None:
-    """How to read a timestamp column, from its values' pattern; `notes` get what was assumed."""
+    """How to read a timestamp column, from its values' pattern and the columns the profile
+    found holding its time of day and zone; `notes` get what was assumed and how each sampled
+    zone is read."""
     if profile.timestamp_pattern is None:
         return None
     pattern = profile.timestamp_pattern
-    zoned = "%z" in pattern or pattern.endswith("Z")
-    zone = None if zoned else "UTC"
-    if not zoned and not {"utc", "gmt"} & set(normalize_header(column).split()):
+    zoned = "%z" in pattern or pattern.endswith("Z")  # an offset, a Z, or a zone after the time
+    in_utc = bool({"utc", "gmt"} & set(normalize_header(column).split()))
+    parts = profile.times if not zoned or pattern.endswith(ZONE_SUFFIX) else None
+    time_column = parts.time_column if parts is not None and parts.time_pattern else None
+    # A header that says UTC is taken at its word, whatever zone column is beside it.
+    zone_column = parts.zone_column if parts is not None and not in_utc else None
+    if parts is not None and time_column is not None:
+        pattern = f"{pattern} {parts.time_pattern}"
+    time = f' with the time of day from "{time_column}"' if time_column else ""
+    if parts is not None and pattern.endswith(ZONE_SUFFIX):
         notes.append(
-            f'"{column}" has no time zone: read as UTC; edit the mapping if the '
+            f'"{column}" is read in the zone written after each time: {zone_list(parts.zones)}'
+        )
+    elif parts is not None and zone_column is not None:
+        notes.append(
+            f'"{column}"{time} is read in each row\'s zone; "{zone_column}": '
+            f"{zone_list(parts.zones)}"
+        )
+    elif not zoned and not in_utc:
+        notes.append(
+            f'"{column}"{time} has no time zone: read as UTC; edit the mapping if the '
             "export uses local time"
         )
     if profile.day_month_guessed:
         notes.append(
             f'"{column}": every sampled date fits both day-first and month-first; read as {pattern}'
         )
-    return TimestampReading(pattern=pattern, timezone=zone)
+    return TimestampReading(
+        pattern=pattern,
+        timezone=None if zoned else "UTC",
+        zone_column=zone_column,
+        time_column=time_column,
+    )
+
+
+def zone_list(zones: tuple[str, ...]) -> str:
+    """Each sampled zone text and what it is read as: `PDT -> UTC-07:00, Pacific Time (US &
+    Canada) -> America/Los_Angeles`; an abbreviation that names several zones with each."""
+    said = []
+    for text in zones[:_NOTED_ZONES]:
+        places = ZONE_PLACES.get(text.upper())
+        zone = zone_of(text, cities=True)
+        if places:
+            each = " or ".join(f"{where} {utc_offset(minutes)}" for where, minutes, _ in places)
+            said.append(f"{text} -> {each} (the file's timezone says which)")
+        else:
+            said.append(
+                f"{text} -> {zone if zone is not None else 'no zone (its rows do not read)'}"
+            )
+    more = len(zones) - _NOTED_ZONES
+    return ", ".join(said) + (f" and {more} more" if more > 0 else "")
 
 
 def answered_timestamps(
@@ -69,7 +123,40 @@ def answered_timestamps(
         timestamps[field] = _timestamp_answers(
             sample, column, timestamps.get(field), asked, f"{role.value}.{field}"
         )
+    reading, column = timestamps.get(field), columns.get(field)
+    if reading is not None and column is not None and "timezone_column" not in answers:
+        _ask_ambiguous_zones(sample, column, reading, role)
     return timestamps
+
+
+def _ask_ambiguous_zones(
+    sample: CsvSample, column: str, reading: TimestampReading, role: Role
+) -> None:
+    """Raise MappingError, naming the edit, when the zones read with `column` (its zone column's,
+    or those written after its times) hold an abbreviation that names several zones (CST: US
+    Central or China) and the reading's `timezone` does not say which. A zone column a person
+    chose is read as `ZONE_ABBREVIATIONS` says, with a warning (`time_checks`)."""
+    if reading.zone_column is not None and reading.zone_column in sample.layout.columns:
+        source = reading.zone_column
+        written = {v.strip().upper() for v in set(column_values(sample, source))}
+    elif reading.pattern.endswith(ZONE_SUFFIX):
+        source = column
+        values = set(column_values(sample, column))
+        written = {split_zone(v, reading.pattern)[1].upper() for v in values}
+    else:
+        return
+    open_ = sorted(
+        z for z in written & ZONE_PLACES.keys() if zone_place(z, reading.timezone) is None
+    )
+    if not open_:
+        return
+    places = ZONE_PLACES[open_[0]]
+    meanings = "; ".join(f"{where}, {utc_offset(minutes)}" for where, minutes, _ in places)
+    edits = " or ".join(f"{role.value}.timezone={zone}" for _, _, zone in places)
+    raise MappingError(
+        f'{sample.layout.file_name}: "{source}" writes {", ".join(open_)}, and {open_[0]} names '
+        f"more than one zone ({meanings}): say which zone the export is in, edit {edits}"
+    )
 
 
 def _check_column(sample: CsvSample, name: str, option: str) -> str:
@@ -93,6 +180,7 @@ def _timestamp_answers(
     values = [v.strip() for v in column_values(sample, column) if v.strip()]
     update: dict[str, str | None] = {}
     time_column = base.time_column if base else None
+    base_pattern = base.pattern if base else None
     if "time_column" in asked:
         time_column = (
             _check_column(sample, asked["time_column"], "time_column")
@@ -100,7 +188,8 @@ def _timestamp_answers(
             else None
         )
         update["time_column"] = time_column
-    base_pattern = base.pattern if base else None
+        if base_pattern and base and base.time_column and time_column is None:
+            base_pattern = base_pattern.split(" ")[0]  # the date only, as the column holds
     pattern = _answered_pattern(sample, values, base_pattern, time_column, asked, where)
     if pattern is None:
         raise MappingError(
@@ -145,7 +234,8 @@ def _answered_pattern(
         if order not in ("DMY", "MDY", "YMD"):
             raise MappingError(f'date_order is DMY, MDY or YMD, not "{asked["date_order"]}"')
         dates = [v.split()[0] for v in values] if time_column else values
-        pattern = _pattern_for_order(dates, order, where)
+        suffix = ZONE_SUFFIX if pattern and pattern.endswith(ZONE_SUFFIX) else ""
+        pattern = _pattern_for_order(dates, order, where, suffix)
         if time_column:
             pattern = f"{pattern} {_time_pattern(sample, time_column)}"
     return pattern
@@ -154,7 +244,7 @@ def _answered_pattern(
 def _time_pattern(sample: CsvSample, time_column: str) -> str:
     """The time-of-day pattern that reads most values of `time_column`."""
     times = [v.strip() for v in column_values(sample, time_column) if v.strip()]
-    best = max(_TIME_PATTERNS, key=lambda p: timestamp_hits(p, times[:50]))
+    best = max(TIME_OF_DAY_PATTERNS, key=lambda p: timestamp_hits(p, times[:50]))
     if not timestamp_hits(best, times[:50]):
         raise MappingError(
             f'no value of "{time_column}" (time_column) reads as a time of day, e.g. 14:03:00'
@@ -185,13 +275,14 @@ def _date_order_of(pattern: str | None) -> str:
     return "".join({"%d": "D", "%m": "M", "%Y": "Y", "%y": "Y"}[p] for p in parts)
 
 
-def _pattern_for_order(values: list[str], order: str, where: str) -> str:
-    """The timestamp pattern with dates in `order` that reads most of `values`."""
+def _pattern_for_order(values: list[str], order: str, where: str, suffix: str = "") -> str:
+    """The timestamp pattern with dates in `order` that reads most of `values` (each pattern
+    ending in `suffix`: `ZONE_SUFFIX` for values that end in their zone)."""
     tokens = {"D": "%d", "M": "%m"}
     candidates = []
     for fmt in (*TIMESTAMP_FORMATS, *(f.replace("%Y", "%y") for f in TIMESTAMP_FORMATS)):
         if _date_order_of(fmt) == order:
-            candidates.append(fmt)
+            candidates.append(fmt + suffix)
     probe = values[:200]
     best = max(candidates, key=lambda p: timestamp_hits(p, probe), default=None)
     if best is None or not timestamp_hits(best, probe):

@@ -9,8 +9,13 @@ from __future__ import annotations
 from agent.data.formats import SQL_DECIMAL, NumberFormat, sql_amount, sql_trim
 from agent.data.ingest import CsvLayout
 from agent.data.normalize.expressions import REFERENCE_SEPARATORS, key_sql, sql_text
-from agent.data.schema import SCHEMA, DatasetMapping, Role
-from agent.data.timestamp_formats import TimestampFormat, sql_timestamp
+from agent.data.schema import SCHEMA, DatasetMapping, Role, TimestampReading
+from agent.data.timestamp_formats import (
+    ZONE_SUFFIX,
+    TimestampFormat,
+    sql_timestamp,
+    zone_split_sql,
+)
 from agent.errors import UnknownColumnError
 
 
@@ -60,13 +65,12 @@ def select_list(role: Role, layout: CsvLayout, mapping: DatasetMapping) -> str:
             parts.append(f"{text} IS NOT NULL AS {spec.name}_filled")
             if stamp is None:
                 parts.append(f"NULL::TIMESTAMPTZ AS {spec.name}")
-            elif stamp.zone_column is not None:
-                # Each row's zone is in another column: read the local time here, and let
-                # `apply_zones` turn it into a point in time once the zones are known.
-                zone = _column_of(layout, columns, stamp.zone_column, "timezone_column")
-                local = sql_timestamp(column, TimestampFormat(stamp.pattern, "UTC"))
+            elif stamp.zone_column is not None or stamp.pattern.endswith(ZONE_SUFFIX):
+                # Each row's zone is in another column or after its time: read the local time
+                # here, and let `apply_zones` make it a point in time once the zones are known.
+                local, zone = _local_and_zone(layout, columns, column, stamp)
                 parts.append(f"{local} AS {spec.name}_local")
-                parts.append(f"NULLIF({sql_trim(zone)}, '') AS {spec.name}_zone")
+                parts.append(f"{zone} AS {spec.name}_zone")
                 parts.append(f"NULL::TIMESTAMPTZ AS {spec.name}")
             else:
                 stamp_format = TimestampFormat(stamp.pattern, stamp.timezone)
@@ -80,6 +84,25 @@ def select_list(role: Role, layout: CsvLayout, mapping: DatasetMapping) -> str:
     if role is Role.PAYMENTS:
         parts.append(f"{_row_kind_sql(layout, mapping, columns)} AS row_kind")
     return ", ".join(parts)
+
+
+def _local_and_zone(
+    layout: CsvLayout, columns: dict[str, str], column: str, stamp: TimestampReading
+) -> tuple[str, str]:
+    """The SQL of a timestamp's local time (naive, read by the pattern) and of its zone text:
+    the zone written after the time (`ZONE_SUFFIX`), else the zone column's cell; NULL when
+    neither says one."""
+    zones = []
+    local_text, pattern = column, stamp.pattern
+    if pattern.endswith(ZONE_SUFFIX):
+        local_text, written = zone_split_sql(column, pattern)
+        pattern = pattern.removesuffix(ZONE_SUFFIX)
+        zones.append(written)
+    if stamp.zone_column is not None:
+        zone = _column_of(layout, columns, stamp.zone_column, "timezone_column")
+        zones.append(f"NULLIF({sql_trim(zone)}, '')")
+    local = sql_timestamp(local_text, TimestampFormat(pattern, "UTC"))
+    return local, zones[0] if len(zones) == 1 else f"coalesce({', '.join(zones)})"
 
 
 def _row_currency(mapping: DatasetMapping, columns: dict[str, str]) -> str | None:

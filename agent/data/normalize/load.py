@@ -21,6 +21,7 @@ from agent.data.ingest.columnar import Columns, RowProgress, load_columns, read_
 from agent.data.normalize.columns import derived_columns, select_list
 from agent.data.normalize.zones import apply_zones
 from agent.data.schema import DatasetMapping, Mapping, Role
+from agent.data.timestamp_formats import ZONE_SUFFIX
 
 SOURCE = "{source}"
 
@@ -138,10 +139,11 @@ def read_file_as(
 
 
 def _finish(con: duckdb.DuckDBPyConnection, role: Role, mapping: DatasetMapping) -> None:
-    """What every load does after reading the rows: local times with a zone column turned into
-    points in time, and the orders' ids indexed (`ORDER_INDEX`)."""
+    """What every load does after reading the rows: local times with a zone column (or a zone
+    after the time) turned into points in time, and the orders' ids indexed (`ORDER_INDEX`)."""
     for name, stamp in mapping.options.timestamps.items():
-        if stamp.zone_column is not None and name in mapping.columns:
+        zoned = stamp.zone_column is not None or stamp.pattern.endswith(ZONE_SUFFIX)
+        if zoned and name in mapping.columns:
             apply_zones(con, table_name(role), name, stamp.timezone)
     if role is Role.ORDERS:
         con.execute(f"CREATE OR REPLACE TABLE {ORDER_INDEX} AS {ORDER_INDEX_QUERY}")

@@ -9,6 +9,8 @@ from agent.data.normalize.load import table_name
 from agent.data.normalize.report import ValidationReport
 from agent.data.normalize.zones import AMBIGUOUS_ZONES
 from agent.data.schema import MAIN_AMOUNT, TIME_FIELD, DatasetMapping, Role
+from agent.data.time_zones import ZONE_PLACES, zone_place
+from agent.data.timestamp_formats import ZONE_SUFFIX
 
 
 def check_times(
@@ -56,21 +58,35 @@ def _check_zones(
     role: Role,
     mapping: DatasetMapping,
 ) -> None:
-    """A warning naming the abbreviations of a zone column that stand for more than one zone
-    (`CST` is US Central and China Standard Time, 14 hours apart), with how they are read."""
+    """A warning naming the abbreviations of a zone column (or of zones written after the time)
+    that stand for more than one zone (`CST` is US Central and China Standard Time, 14 hours
+    apart), with how they are read; none for those the mapping's zone settles (`zone_place`)."""
     field = TIME_FIELD[role]
     stamp = mapping.options.timestamps.get(field)
-    if stamp is None or stamp.zone_column is None:
+    if stamp is None or (stamp.zone_column is None and not stamp.pattern.endswith(ZONE_SUFFIX)):
         return
     written = con.execute(
         f"SELECT DISTINCT upper(trim({field}_zone)) FROM {table_name(role)} "
         f"WHERE {field}_zone IS NOT NULL LIMIT 1000"
     ).fetchall()
-    ambiguous = sorted({str(z) for (z,) in written} & AMBIGUOUS_ZONES.keys())
+    found = {str(z) for (z,) in written} & AMBIGUOUS_ZONES.keys()
+    ambiguous = sorted(z for z in found if zone_place(z, stamp.timezone) is None)
     if ambiguous:
         read = "; ".join(f"{z} as {AMBIGUOUS_ZONES[z]}" for z in ambiguous)
-        report.warnings.append(
-            f'{file_name}: the zone column "{stamp.zone_column}" writes abbreviations that '
-            f"name more than one zone, read here as: {read}. If the export means another, "
-            "its times are hours off and the capture window with them: export offsets instead"
+        where = (
+            f'the zone column "{stamp.zone_column}"'
+            if stamp.zone_column is not None
+            else f'the zones after the times of "{mapping.columns.get(field)}"'
         )
+        report.warnings.append(
+            f"{file_name}: {where} writes abbreviations that name more than one zone, read here "
+            f"as: {read}. If the export means another, its times are hours off and the capture "
+            f"window with them: say the export's zone ({role.value}.timezone=, e.g. "
+            f"{_examples(ambiguous)}) or export offsets instead"
+        )
+
+
+def _examples(abbreviations: list[str]) -> str:
+    """The IANA zones that settle the first of `abbreviations`, e.g. `America/Chicago or
+    Asia/Shanghai` for CST."""
+    return " or ".join(place[2] for place in ZONE_PLACES[abbreviations[0]])

@@ -1,71 +1,50 @@
-"""Time zones of rows: a timestamp whose zone is in another column gets its point in time.
+"""Time zones of rows: a timestamp whose zone is in another column, or written after its time,
+gets its point in time.
 
-A zone cell may be an offset (`+02:00`, `UTC-5`), an abbreviation (`CET`, `PDT`), a dashboard's
-name (`Central Time (US & Canada)`) or an IANA name (`Europe/Berlin`).
+A zone cell may be an offset (`+02:00`, `UTC-5`), an abbreviation (`CET`, `PDT`), a Windows or
+dashboard's name (`W. Europe Standard Time`, `Central Time (US & Canada)`) or an IANA name
+(`Europe/Berlin`): `time_zones.zone_of` says which zone, once per distinct cell, as inference
+does. Abbreviations are fixed offsets; names take their zone's rules in DuckDB (`timezone()`,
+ICU), so a daylight-saving change inside a file reads right.
 """
 
 from __future__ import annotations
 
-import re
-
 import duckdb
 
 from agent.data.normalize.expressions import sql_text
+from agent.data.time_zones import ZONE_ABBREVIATIONS as ZONE_ABBREVIATIONS
+from agent.data.time_zones import ZONE_NAMES as ZONE_NAMES
+from agent.data.time_zones import resolve_zone
 
-# Time zone abbreviations exports write, as fixed offsets in minutes (a row that says PDT was
-# written in daylight time, whatever the date), and the zone names some dashboards write.
-ZONE_ABBREVIATIONS = {
-    "UTC": 0, "GMT": 0, "Z": 0, "WET": 0, "WEST": 60, "BST": 60, "CET": 60, "CEST": 120,
-    "EET": 120, "EEST": 180, "MSK": 180, "IST": 330, "SGT": 480, "HKT": 480, "JST": 540,
-    "KST": 540, "AEST": 600, "AEDT": 660, "NZST": 720, "NZDT": 780, "HST": -600, "AKST": -540,
-    "AKDT": -480, "PST": -480, "PDT": -420, "MST": -420, "MDT": -360, "CST": -360, "CDT": -300,
-    "EST": -300, "EDT": -240, "AST": -240, "ADT": -180, "NST": -210, "NDT": -150,
-}  # fmt: skip
-# The abbreviations above that other places write for another zone: read as above, and
-# warned about (`time_checks`).
+# The abbreviations that other places write for another zone, with how they are read when the
+# mapping's zone does not say (`time_checks` warns with these words).
 AMBIGUOUS_ZONES = {
     "CST": "US Central, UTC-6 (China Standard Time is UTC+8)",
     "IST": "India, UTC+5:30 (Irish and Israel Standard Time are UTC+1 and UTC+2)",
     "AST": "Atlantic, UTC-4 (Arabia Standard Time is UTC+3)",
     "BST": "British Summer Time, UTC+1 (Bangladesh Standard Time is UTC+6)",
 }
-ZONE_NAMES = {
-    "pacific time (us & canada)": "America/Los_Angeles",
-    "mountain time (us & canada)": "America/Denver",
-    "central time (us & canada)": "America/Chicago",
-    "eastern time (us & canada)": "America/New_York",
-    "atlantic time (canada)": "America/Halifax",
-    "alaska": "America/Anchorage",
-    "hawaii": "Pacific/Honolulu",
-    "london": "Europe/London",
-    "berlin": "Europe/Berlin",
-    "paris": "Europe/Paris",
-    "amsterdam": "Europe/Amsterdam",
-}
-_OFFSET = re.compile(r"^(?:UTC|GMT)?\s*([+-])(\d{1,2})(?::?(\d{2}))?$", re.IGNORECASE)
 MAX_ZONES = 1000
 
 
-def zone_sql(con: duckdb.DuckDBPyConnection, value: str, local: str) -> str | None:
+def zone_sql(
+    con: duckdb.DuckDBPyConnection, value: str, local: str, default: str | None = None
+) -> str | None:
     """A DuckDB expression: the naive timestamp `local` written in the zone `value`, as a point
-    in time; None for a value that names no zone (an offset such as `+02:00` or `UTC-5`, an
-    abbreviation such as `CET` or `PDT`, a dashboard name such as `Central Time (US &
-    Canada)`, or an IANA name such as `Europe/Berlin`)."""
-    text = value.strip()
-    minutes: int | None = None
-    if match := _OFFSET.match(text):
-        sign = -1 if match.group(1) == "-" else 1
-        minutes = sign * (int(match.group(2)) * 60 + int(match.group(3) or 0))
-    elif text.upper() in ZONE_ABBREVIATIONS:
-        minutes = ZONE_ABBREVIATIONS[text.upper()]
-    if minutes is not None:
-        return f"timezone('UTC', {local} - INTERVAL ({minutes}) MINUTE)"
-    name = ZONE_NAMES.get(text.lower(), text)
-    try:
-        con.execute("SELECT timezone(?, TIMESTAMP '2000-01-01')", [name]).fetchone()
+    in time; None for a value that names no zone (see `time_zones.zone_of`). An abbreviation
+    that names several zones is read as the one the mapping's zone `default` has
+    (`time_zones.resolve_zone`)."""
+    zone = resolve_zone(value, default)
+    if zone is None:
+        return None
+    if zone.name is None:  # a fixed offset
+        return f"timezone('UTC', {local} - INTERVAL ({zone.minutes or 0}) MINUTE)"
+    try:  # Python's and DuckDB's lists of zones could differ: DuckDB must know it too
+        con.execute("SELECT timezone(?, TIMESTAMP '2000-01-01')", [zone.name]).fetchone()
     except duckdb.Error:
         return None
-    return f"timezone({sql_text(name)}, {local})"
+    return f"timezone({sql_text(zone.name)}, {local})"
 
 
 def apply_zones(con: duckdb.DuckDBPyConnection, table: str, name: str, default: str | None) -> None:
@@ -81,7 +60,7 @@ def apply_zones(con: duckdb.DuckDBPyConnection, table: str, name: str, default: 
     ).fetchall()
     cases = []
     for (zone,) in zones:
-        expr = zone_sql(con, str(zone), local)
+        expr = zone_sql(con, str(zone), local, default)
         if expr is not None:
             cases.append(f"WHEN {sql_text(str(zone))} THEN {expr}")
     fallback = zone_sql(con, default or "UTC", local) or f"timezone('UTC', {local})"

@@ -91,7 +91,7 @@ SQUARE = Side(
         "payment_status": "Transaction Status",
     },
     thousands=",",
-    timestamps={"captured_at": "%m/%d/%Y"},
+    timestamps={"captured_at": "%m/%d/%Y %H:%M:%S"},
     default_currency="USD",
 )
 
@@ -293,7 +293,7 @@ PAIRS = [
                 "captured_at": "Date",
                 "payment_status": "Status",
             },
-            timestamps={"captured_at": "%m/%d/%Y"},
+            timestamps={"captured_at": "%m/%d/%Y %H:%M:%S"},
         ),
         {"amount_mismatch": 1, "order_without_capture": 2, "capture_without_order": 1},
     ),
