@@ -244,20 +244,27 @@ class Vocabulary:
         return None if meaning is None else ROW_KIND[meaning]
 
 
-BUILTIN = Vocabulary(
-    failed_statuses=(
-        "failed",
-        "declined",
-        "canceled",
-        "cancelled",
-        "blocked",
-        "error",
-        "expired",
-        "requires_payment_method",
-        "incomplete",
-        "uncaptured",
-    ),
-    refunded_statuses=("refunded", "partially_refunded", "reversed"),
+BUILTIN = Vocabulary.extended(
+    orders={
+        "paid": ("paid", "captured", "completed", "complete"),
+        "voided": ("voided", "void", "cancelled", "canceled"),
+        "refunded": ("refunded",),
+    },
+    payments={
+        "refund": ("refunded", "partially_refunded", "reversed"),
+        "failed": (
+            "failed",
+            "declined",
+            "canceled",
+            "cancelled",
+            "blocked",
+            "error",
+            "expired",
+            "requires_payment_method",
+            "incomplete",
+            "uncaptured",
+        ),
+    },
 )
 """The built-in words with the default policy's status lists (a policy's own vocabulary is
 `Policy.vocabulary()`; `tests/unit/data/test_vocabulary.py` keeps the two alike)."""
