@@ -16,10 +16,11 @@ from dataclasses import dataclass
 
 from agent.data.mapping.bounds import COMPARED_CANDIDATES, OVERLAP_VALUES, Budget
 from agent.data.mapping.columns import SampleColumns
-from agent.data.mapping.headers import header_score
+from agent.data.mapping.headers import header_score, normalize_header
 from agent.data.mapping.references import _References, may_name
 from agent.data.profile import ColumnProfile
 from agent.data.schema import FieldSpec, Role
+from agent.data.vocabulary import BUILTIN
 
 MIN_SCORE = 0.5
 _FEW = 5  # sampled values below which uniqueness says nothing
@@ -68,6 +69,17 @@ def _kind_fit(spec: FieldSpec, profile: ColumnProfile) -> float:
     return 1.0
 
 
+def _status_words(spec: FieldSpec, profile: ColumnProfile) -> bool:
+    """Whether the sampled values of a column whose header says nothing against the field
+    (`Fulfillment Status`) are all words the vocabulary reads as the field's statuses: a
+    `state` or `Bestellstatus` column is found by what it holds."""
+    if set(normalize_header(profile.name).split()) & spec.against or profile.is_numeric():
+        return False
+    values = [v for v in profile.samples if v.strip()]
+    read = BUILTIN.order_meaning if spec.name == "order_status" else BUILTIN.payment_meaning
+    return bool(values) and all(read(v) is not None for v in values)
+
+
 def _value_only_score(spec: FieldSpec, profile: ColumnProfile) -> tuple[float, str]:
     """A score from values alone, for exports whose headers name nothing we know."""
     if spec.kind == "currency" and profile.currency_share >= 0.9:
@@ -78,6 +90,8 @@ def _value_only_score(spec: FieldSpec, profile: ColumnProfile) -> tuple[float, s
         return 0.3, "its values contain identifiers"
     if spec.kind == "timestamp" and profile.timestamp_share >= 0.9:
         return 0.45, "its values are timestamps"
+    if spec.kind == "status" and _status_words(spec, profile):
+        return 0.5, "its values are status words"
     if (
         spec.kind == "amount"
         and spec.required

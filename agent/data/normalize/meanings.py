@@ -200,6 +200,17 @@ def check_row_kinds(
         return
     lists = {"capture": kinds.capture, "refund": kinds.refund, "ignore": kinds.ignore}
     words = {word: name for name, found in lists.items() for word in found}
+    failed = [w for w in (*kinds.capture, *kinds.refund) if w in policy.failed_payment_statuses]
+    if failed and kinds.column is None:
+        # The engine reads the policy's failed statuses first: listed as a capture or a
+        # refund, the request would say what reconciling does not do.
+        report.errors.append(
+            f"{file_name}: "
+            + ", ".join(f'"{w}" (payments.kinds_{words[w]})' for w in failed)
+            + " is a failed attempt under the policy in force (failed_payment_statuses), "
+            "which reconciling ignores whatever a list says; take it out of that list, or "
+            "change the policy"
+        )
     status = mapping.columns.get("payment_status")
     if kinds.column is not None and status is not None:
         # Ignored words may name the status column's values (`Pending` beside a `Type`).

@@ -41,6 +41,7 @@ from agent.data.vocabulary.words import (
     PAYMENT_PRECEDENCE,
     PAYMENT_WORDS,
     REFUNDED_STATES,
+    REVERSED_RETURNS,
     TENDER_PHRASES,
     TENDER_WORDS,
     OrderMeaning,
@@ -113,6 +114,9 @@ def _order_by_words(folded: str) -> OrderMeaning | None:
     refunded = ORDER_WORDS["refunded"]
     if tokens & PARTIAL and (tokens & refunded or any(w.endswith("erstattet") for w in words)):
         return "partially_refunded"
+    undone = NEGATIONS | ORDER_WORDS["voided"] | ORDER_WORDS["pending"] | {"won", "pending"}
+    if tokens & refunded and tokens & undone:
+        return None  # `Refund failed`, `Awaiting refund`, `Chargeback won`: asked
     if tokens & NEGATIONS and tokens & ORDER_WORDS["paid"]:
         return "pending"  # `not paid`, `nicht bezahlt`
     for meaning in ORDER_PRECEDENCE:
@@ -193,6 +197,8 @@ class Vocabulary:
             return None
         if folded in self.payments:
             return self.payments[folded]
+        if folded in REVERSED_RETURNS or _contains_phrase(folded, REVERSED_RETURNS):
+            return None  # money back to the merchant after a refund: asked, never guessed
         if folded in PAYMENT_CODES:
             return PAYMENT_CODES[folded]
         for meaning in PAYMENT_PRECEDENCE:

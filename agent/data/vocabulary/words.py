@@ -95,7 +95,7 @@ ORDER_WORDS: dict[OrderMeaning, frozenset[str]] = {
         "vantande, vantar, obetald, vantar pa betalning, invantar"
     ),
     "voided": _phrases(
-        "voided, void, cancelled, canceled, cancel, failed, declined, expired, abandoned, "
+        "voided, void, cancelled, canceled, cancel, failed, declined, expired, abandoned, refused, "
         "error, payment error, "
         "rejected, "
         "storniert, annulliert, abgebrochen, abgelehnt, fehlgeschlagen, verworfen, "
@@ -131,6 +131,29 @@ ORDER_WORDS: dict[OrderMeaning, frozenset[str]] = {
 }
 # Platform codes whose meaning is their own: WooCommerce's `wc-*` statuses, Magento's states.
 ORDER_CODES: dict[str, OrderMeaning] = {
+    # PrestaShop's backorder states say in brackets whether the order was paid.
+    "on backorder paid": "paid",
+    "backorder paid": "paid",
+    "on backorder not paid": "pending",
+    "backorder not paid": "pending",
+    "en attente de reapprovisionnement paye": "paid",
+    "en attente de reapprovisionnement non paye": "pending",
+    "pedido pendiente por falta de stock pagado": "paid",
+    "pedido pendiente por falta de stock no pagado": "pending",
+    "in attesa di rifornimento pagato": "paid",
+    "in attesa di rifornimento non pagato": "pending",
+    "artikel nicht auf lager bezahlt": "paid",
+    "artikel nicht auf lager nicht bezahlt": "pending",
+    "aguardando reposicao de estoque pago": "paid",
+    "aguardando reposicao de estoque nao pago": "pending",
+    "in nabestelling betaald": "paid",
+    "in nabestelling niet betaald": "pending",
+    # Cash on delivery: not paid until the parcel is.
+    "contra reembolso": "pending",
+    "en espera de validacion por contra reembolso": "pending",
+    "zahlung in bearbeitung": "pending",
+    "betaling in behandeling": "pending",
+    "paiement en cours": "pending",
     "wc pending": "pending",
     "wc processing": "paid",
     "wc on hold": "pending",
@@ -176,7 +199,6 @@ PAYMENT_WORDS: dict[PaymentMeaning, frozenset[str]] = {
         "failed, failure, declined, denied, rejected, refused, error, expired, blocked, "
         "canceled, cancelled, voided, void, incomplete, uncaptured, unsuccessful, abandoned, "
         "unpaid, requires payment method, could not void, failed review, general error, "
-        "charge failure, "
         "fehlgeschlagen, abgelehnt, storniert, abgebrochen, verweigert, abgelaufen, gescheitert, "
         "echoue, echec, refuse, annule, expire, rejete, "
         "fallido, rechazado, cancelado, denegado, anulado, caducado, expirado, "
@@ -249,7 +271,7 @@ PAYMENT_WORDS: dict[PaymentMeaning, frozenset[str]] = {
     ),
     "adjustment": _phrases(
         "adjustment, adjustments, correction, other adjustment, depositcorrection, "
-        "chargebackreversed, refundedreversed, dispute reversal, currency conversion, "
+        "currency conversion, "
         "general currency conversion, reserve transaction, "
         "anpassung, korrektur, ajustement, ajuste, rettifica, aanpassing, correctie, korekta, "
         "justering"
@@ -268,6 +290,11 @@ REFUNDED_STATES = _phrases(
 # the money; Stripe's `refund_failure` put a refund's money back; PayPal's `Canceled_Reversal`
 # gave a reversed payment back to the merchant.
 PAYMENT_CODES: dict[str, PaymentMeaning] = {
+    "payment received": "capture",
+    "payment sent": "payout",  # PayPal: the account paid someone
+    "prior authorization capture": "capture",
+    "authorization w auto capture": "capture",
+    "charge failure": "chargeback",  # Stripe: a captured debit that bounced took money back
     "captured pending settlement": "capture",
     "settled successfully": "capture",
     "submitted for settlement": "capture",
@@ -278,8 +305,6 @@ PAYMENT_CODES: dict[str, PaymentMeaning] = {
     "auth only": "authorisation",
     "refund settled successfully": "refund",
     "refund pending settlement": "refund",
-    "refund failure": "adjustment",
-    "canceled reversal": "adjustment",
     "partial capture reversal": "adjustment",
     "payment reversal": "chargeback",
     "void of authorization": "failed",
@@ -291,6 +316,15 @@ PAYMENT_CODES: dict[str, PaymentMeaning] = {
     "general payment": "capture",
     "pre approved payment bill user payment": "capture",
 }
+# Money coming back to the merchant after a refund or a chargeback (a failed refund, a won
+# dispute): none of the kinds says it (read as a refund it would count twice, ignored it would
+# read the refund as done), so such a value is always asked about.
+REVERSED_RETURNS = _phrases(
+    "refund failure, refund reversal, reversal of refund, refundedreversed, chargeback reversal, "
+    "chargebackreversed, chargeback reversed, dispute reversal, dispute won, chargeback won, "
+    "canceled reversal, cancelled reversal, payment failure refund, storno der gutschrift, "
+    "ruckbelastung storniert"
+)
 PAYMENT_PRECEDENCE: tuple[PaymentMeaning, ...] = (
     "failed",
     "authorisation",
@@ -344,6 +378,7 @@ def builtin_content() -> dict[str, object]:
         "payments": {m: sorted(w) for m, w in PAYMENT_WORDS.items()},
         "payment_codes": dict(sorted(PAYMENT_CODES.items())),
         "tender": sorted(TENDER_PHRASES | TENDER_WORDS),
+        "reversed_returns": sorted(REVERSED_RETURNS),
         "refunded_states": sorted(REFUNDED_STATES),
         "numeric": [[n, dict(sorted(c.items()))] for n, c in NUMERIC_CODES],
     }

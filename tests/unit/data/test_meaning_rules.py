@@ -169,7 +169,9 @@ def test_kinds_are_found_by_values_under_a_header_in_another_language(tmp_path: 
     mapping = _propose(files).mapping
     assert mapping is not None
     kinds = mapping.payments.options.kinds
-    assert kinds is not None and kinds.column == "Art"
+    # Read by its values: as the status column that says the kind, or as a kind column.
+    column = kinds.column if kinds is not None else None
+    assert kinds is not None and "Art" in (column, mapping.payments.columns.get("payment_status"))
     assert (kinds.refund, kinds.ignore) == (("rückerstattung",), ("gebühr",))
     assert _validate(files, mapping).errors == []
     # Order 103 says paid while its capture went back in full: the statuses disagree.
@@ -334,3 +336,80 @@ def test_every_value_has_a_meaning_on_the_request_or_stops_the_approval(
         captured = policy.vocabulary().row_kind(word) == "capture"
         if not (listed or known or captured):
             assert report.errors, word  # an unknown payment value is never silently a capture
+
+
+def test_a_status_column_is_found_by_its_values_whatever_its_header(tmp_path: Path) -> None:
+    # Magento's `state`, Shopware's `Bestellstatus`: cancelled and refunded orders kept money.
+    for header in ("state", "Bestellstatus"):
+        orders = f"order_id,grand_total,currency,{header}\n" + "".join(
+            f"{oid},{total},EUR,{status}\n"
+            for oid, total, status in [
+                *PAID,
+                ("201", "50.00", "canceled"),
+                ("202", "60.00", "closed"),
+            ]
+        )
+        files = _write(
+            tmp_path,
+            orders,
+            _payments(
+                *CAPTURES,
+                ("P201", "201", "50.00", "succeeded"),
+                ("P202", "202", "60.00", "succeeded"),
+            ),
+        )
+        mapping = _propose(files).mapping
+        assert mapping is not None and mapping.orders.columns["order_status"] == header
+        assert _counts(_run(files, mapping, tmp_path)) == {"status_mismatch": 2}
+
+
+def test_a_refunded_order_whose_capture_was_kept_is_found_without_a_payment_status(
+    tmp_path: Path,
+) -> None:
+    # A ledger with a kind column and no status column: the capture's refunded state is
+    # false, not unknown, so the refunded order that kept its money is a finding.
+    payments = "id,reporting_category,order_ref,gross,currency\n" + "".join(
+        f"t{i},charge,{100 + i},{10 + i}.00,EUR\n" for i in range(1, 9)
+    )
+    payments += "t9,charge,205,55.00,EUR\nt10,fee,,-1.00,EUR\n"
+    files = _write(tmp_path, _orders(*PAID, ("205", "55.00", "refunded")), payments)
+    mapping = _propose(files).mapping
+    assert mapping is not None
+    assert _validate(files, mapping).errors == []
+    assert _counts(_run(files, mapping, tmp_path)) == {"status_mismatch": 1}
+
+
+def test_money_back_after_a_refund_is_asked_about_never_ignored(tmp_path: Path) -> None:
+    payments = "id,type,order_ref,amount,currency\n" + "".join(
+        f"t{i},charge,{100 + i},{10 + i}.00,EUR\n" for i in range(1, 9)
+    )
+    payments += "r1,refund,105,-15.00,EUR\nr2,refund_failure,105,15.00,EUR\nf1,fee,,-1.00,EUR\n"
+    files = _write(tmp_path, _orders(*PAID[:4], ("105", "15.00", "refunded"), *PAID[5:]), payments)
+    mapping = _propose(files).mapping
+    assert mapping is not None
+    [error] = _validate(files, mapping).errors
+    assert '"refund_failure" (1, e.g. rows 10)' in error
+
+
+def test_a_backorder_state_says_in_brackets_whether_it_was_paid(tmp_path: Path) -> None:
+    files = _write(
+        tmp_path,
+        _orders(*PAID, ("201", "20.00", "Artikel nicht auf Lager (bezahlt)")),
+        _payments(*CAPTURES),
+    )
+    mapping = _propose(files).mapping
+    assert mapping is not None and _validate(files, mapping).errors == []
+    # Paid, and nobody captured it: a finding, not an order awaiting payment.
+    assert _counts(_run(files, mapping, tmp_path)) == {"order_without_capture": 1}
+
+
+def test_a_failed_status_listed_as_a_capture_is_refused(tmp_path: Path) -> None:
+    files = _write(
+        tmp_path,
+        _orders(*PAID, ("109", "19.00", "paid")),
+        _payments(*CAPTURES, ("P109", "109", "19.00", "declined"), ("F", "", "", "fee")),
+    )
+    edited = _propose(files, {Role.PAYMENTS: {"kinds_capture": "succeeded, declined"}}).mapping
+    assert edited is not None
+    [error] = _validate(files, edited).errors
+    assert '"declined" (payments.kinds_capture) is a failed attempt under the policy' in error

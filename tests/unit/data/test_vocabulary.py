@@ -41,7 +41,9 @@ def test_order_statuses(value: str, meaning: str | None) -> None:
         ("SettledBulk", "capture"),
         ("Captured/Pending Settlement", "capture"),  # Authorize.Net: the money was taken
         ("payout_reversal", "payout"),
-        ("refund_failure", "adjustment"),
+        ("refund_failure", None),  # money back after a refund: no kind says it, asked
+        ("Chargeback Reversal", None),
+        ("charge_failure", "chargeback"),  # a debit that bounced took the money back
         ("Payment Refund", "refund"),  # a refund word outranks a capture word
         ("refund fee", "fee"),  # a fee outranks a refund
         ("nicht bezahlt", "failed"),  # a denial outranks a capture

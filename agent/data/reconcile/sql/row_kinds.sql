@@ -183,8 +183,9 @@ SELECT k.r, k.kind, k.reason,
        CASE WHEN k.kind IN ('payment', 'refund')
             THEN refunded_amount_minor(k.refunded_amount, k.exponent) END AS refunded_minor,
        CASE WHEN k.kind = 'payment' THEN epoch_us(k.captured_at) END AS captured_at,
+       -- (false, never NULL, without a status column: `NOT any_refunded` must hold then)
        CASE WHEN k.kind = 'payment'
-            THEN list_contains($refunded_payment_statuses, k.payment_status)
+            THEN coalesce(list_contains($refunded_payment_statuses, k.payment_status), false)
                  OR coalesce(list_contains($kinds_refunded, k.row_kind), false)
                  OR coalesce(list_contains($kinds_refunded, k.payment_status), false) END
            AS refunded_status
