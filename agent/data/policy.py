@@ -28,7 +28,16 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 from pydantic_core import ErrorDetails
 
-from agent.data.vocabulary import BUILTIN_DIGEST, Vocabulary, meaning_pairs
+from agent.data.vocabulary import (
+    BUILTIN_DIGEST,
+    DEFAULT_FAILED_PAYMENT_STATUSES,
+    DEFAULT_PAID_ORDER_STATUSES,
+    DEFAULT_REFUNDED_ORDER_STATUSES,
+    DEFAULT_REFUNDED_PAYMENT_STATUSES,
+    DEFAULT_VOIDED_ORDER_STATUSES,
+    Vocabulary,
+    meaning_pairs,
+)
 from agent.errors import PolicyError
 
 logger = logging.getLogger(__name__)
@@ -112,22 +121,11 @@ class Policy(BaseModel):
     amount_tolerance_minor: Number = Field(default=1, le=MAX_TOLERANCE_MINOR)
     window_days_after: Number = Field(default=30, le=MAX_WINDOW_DAYS)
     window_hours_before: Number = Field(default=24, le=MAX_WINDOW_HOURS)
-    failed_payment_statuses: tuple[str, ...] = (
-        "failed",
-        "declined",
-        "canceled",
-        "cancelled",
-        "blocked",
-        "error",
-        "expired",
-        "requires_payment_method",
-        "incomplete",
-        "uncaptured",
-    )
-    refunded_payment_statuses: tuple[str, ...] = ("refunded", "partially_refunded", "reversed")
-    voided_order_statuses: tuple[str, ...] = ("voided", "void", "cancelled", "canceled")
-    refunded_order_statuses: tuple[str, ...] = ("refunded",)
-    paid_order_statuses: tuple[str, ...] = ("paid", "captured", "completed", "complete")
+    failed_payment_statuses: tuple[str, ...] = DEFAULT_FAILED_PAYMENT_STATUSES
+    refunded_payment_statuses: tuple[str, ...] = DEFAULT_REFUNDED_PAYMENT_STATUSES
+    voided_order_statuses: tuple[str, ...] = DEFAULT_VOIDED_ORDER_STATUSES
+    refunded_order_statuses: tuple[str, ...] = DEFAULT_REFUNDED_ORDER_STATUSES
+    paid_order_statuses: tuple[str, ...] = DEFAULT_PAID_ORDER_STATUSES
     # A team's own words (`"Closed" = "paid"`): they extend and override the vocabulary.
     # Pairs of (folded word, meaning), sorted: a tuple keeps the frozen policy hashable.
     order_status_words: tuple[tuple[str, str], ...] = ()

@@ -88,6 +88,16 @@ def kind_word(value: str) -> str:
     return value.strip().lower().replace(" ", "_")
 
 
+def value_list(value: object) -> tuple[str, ...]:
+    """A list of values (or comma-separated text) as `kind_word` reads them, sorted, once each:
+    the digest does not depend on their order or the case they were typed in."""
+    if isinstance(value, str):
+        value = value.split(",")
+    if not isinstance(value, list | tuple):
+        raise ValueError(f"must be a list of values (got {value!r})")
+    return tuple(sorted({kind_word(str(v)) for v in value if str(v).strip()}))
+
+
 class RowKinds(BaseModel):
     """Which values of a status or type column mark captures, refunds, or rows to ignore.
 
@@ -114,11 +124,7 @@ class RowKinds(BaseModel):
     @field_validator("capture", "refund", "ignore", "refunded", mode="before")
     @classmethod
     def _words(cls, value: object) -> tuple[str, ...]:
-        if isinstance(value, str):
-            value = value.split(",")
-        if not isinstance(value, list | tuple):
-            raise ValueError(f"must be a list of values (got {value!r})")
-        return tuple(sorted({kind_word(str(v)) for v in value if str(v).strip()}))
+        return value_list(value)
 
     @model_validator(mode="after")
     def _disjoint(self) -> RowKinds:
@@ -176,11 +182,7 @@ class OrderStatuses(BaseModel):
     @field_validator(*ORDER_STATUS_LISTS, mode="before")
     @classmethod
     def _words(cls, value: object) -> tuple[str, ...]:
-        if isinstance(value, str):
-            value = value.split(",")
-        if not isinstance(value, list | tuple):
-            raise ValueError(f"must be a list of values (got {value!r})")
-        return tuple(sorted({kind_word(str(v)) for v in value if str(v).strip()}))
+        return value_list(value)
 
     @model_validator(mode="after")
     def _disjoint(self) -> OrderStatuses:

@@ -52,6 +52,11 @@ from agent.data.vocabulary.words import (
 __all__ = [
     "BUILTIN",
     "BUILTIN_DIGEST",
+    "DEFAULT_FAILED_PAYMENT_STATUSES",
+    "DEFAULT_PAID_ORDER_STATUSES",
+    "DEFAULT_REFUNDED_ORDER_STATUSES",
+    "DEFAULT_REFUNDED_PAYMENT_STATUSES",
+    "DEFAULT_VOIDED_ORDER_STATUSES",
     "ORDER_MEANINGS",
     "ORDER_MEANING_WORDS",
     "PAYMENT_MEANINGS",
@@ -250,26 +255,33 @@ class Vocabulary:
         return None if meaning is None else ROW_KIND[meaning]
 
 
+# The default policy's status words (`Policy`'s defaults, `BUILTIN`'s lists): kept here once.
+DEFAULT_FAILED_PAYMENT_STATUSES = (
+    "failed",
+    "declined",
+    "canceled",
+    "cancelled",
+    "blocked",
+    "error",
+    "expired",
+    "requires_payment_method",
+    "incomplete",
+    "uncaptured",
+)
+DEFAULT_REFUNDED_PAYMENT_STATUSES = ("refunded", "partially_refunded", "reversed")
+DEFAULT_VOIDED_ORDER_STATUSES = ("voided", "void", "cancelled", "canceled")
+DEFAULT_REFUNDED_ORDER_STATUSES = ("refunded",)
+DEFAULT_PAID_ORDER_STATUSES = ("paid", "captured", "completed", "complete")
+
 BUILTIN = Vocabulary.extended(
     orders={
-        "paid": ("paid", "captured", "completed", "complete"),
-        "voided": ("voided", "void", "cancelled", "canceled"),
-        "refunded": ("refunded",),
+        "paid": DEFAULT_PAID_ORDER_STATUSES,
+        "voided": DEFAULT_VOIDED_ORDER_STATUSES,
+        "refunded": DEFAULT_REFUNDED_ORDER_STATUSES,
     },
     payments={
-        "refund": ("refunded", "partially_refunded", "reversed"),
-        "failed": (
-            "failed",
-            "declined",
-            "canceled",
-            "cancelled",
-            "blocked",
-            "error",
-            "expired",
-            "requires_payment_method",
-            "incomplete",
-            "uncaptured",
-        ),
+        "refund": DEFAULT_REFUNDED_PAYMENT_STATUSES,
+        "failed": DEFAULT_FAILED_PAYMENT_STATUSES,
     },
 )
 """The built-in words with the default policy's status lists (a policy's own vocabulary is
