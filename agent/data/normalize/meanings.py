@@ -25,6 +25,7 @@ from agent.data.vocabulary import (
     ORDER_MEANING_WORDS,
     ORDER_MEANINGS,
     OrderMeaning,
+    Vocabulary,
     code_proposal,
 )
 
@@ -271,6 +272,17 @@ def _kinds_proposal(ignore: Sequence[str], unknown: Sequence[str], row_kind: obj
     )
 
 
+def _refund_hint(unknown: Sequence[Counted], vocabulary: Vocabulary) -> str:
+    """The values the vocabulary reads as money going back, with the edit that says so."""
+    refunds = [value for value, _, _ in unknown if vocabulary.row_kind(value) == "refund"]
+    if not refunds:
+        return ""
+    return (
+        f". {', '.join(repr(v) for v in refunds)} read as money going back: edit "
+        f'payments.kinds_refund="{", ".join(refunds)}" if so'
+    )
+
+
 def check_payment_statuses(
     con: duckdb.DuckDBPyConnection,
     report: ValidationReport,
@@ -345,5 +357,5 @@ def check_payment_statuses(
         f"{file_name}: {sum(n for _, n, _ in unknown):,} rows have a status in column "
         f'"{column}" that says neither a capture nor a failed attempt: {listed(unknown)}. '
         "Read as captures they would count money that may not have been taken. Say what "
-        f"they are: edit {edit} (or kinds_refund)"
+        f"they are: edit {edit} (or kinds_refund)" + _refund_hint(unknown, vocabulary)
     )
