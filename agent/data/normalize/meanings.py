@@ -44,7 +44,9 @@ def counted_values(
     """Each distinct non-empty value of `expression` on the rows `where`, most rows first, or
     None for a column of more than `MAX_VALUES` values."""
     rows = con.execute(
-        f"SELECT {expression}, count(*), list(rowid + 1 ORDER BY rowid)[:3] "
+        # The first rows only (`min(x, n)`): a list of every row of a value would hold a
+        # whole column of a large file in memory (10M rows: out of memory).
+        f"SELECT {expression}, count(*), min(rowid + 1, 3) "
         f"FROM {table_name(role)} WHERE {expression} IS NOT NULL AND ({where}) "
         f"GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT {MAX_VALUES + 1}"
     ).fetchall()
