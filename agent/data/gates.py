@@ -22,6 +22,13 @@ from agent.data.normalize import ValidationReport, reference_tokens_sql
 from agent.data.schema import IdReading, Mapping, Role
 
 MIN_MATCH_SHARE = 0.5
+CLEAR_SHARE = 0.9
+"""A fix under which this share of sampled references name an order, with no other within
+`CLOSE_SHARES`, is proposed (validated in place of the reading), not asked."""
+CLOSE_SHARES = 0.1
+TIED_SHARES = 0.01
+"""Fixes this close name the same orders (zeros stripped on either side, `#(\\d+)` or
+`(\\d{3,})` out of `Order #1042`): the first tried, the plainer, is taken."""
 MAX_CONFLICT_SHARE = 0.1
 MAX_ROWS_PER_ORDER = 20
 SAMPLE_REFERENCES = 2_000
@@ -39,6 +46,17 @@ class Fix:
     reading: IdReading
     share: float
     payments_too: IdReading | None = None  # an orders' fix that needs the references' too
+
+    def answers(self) -> dict[str, dict[str, str]]:
+        """The fix as a person's answers (role -> reading option -> value), as an edit gives."""
+        found: dict[str, dict[str, str]] = {}
+        for role, reading in ((self.role, self.reading), (Role.PAYMENTS, self.payments_too)):
+            changed = {} if reading is None else reading.model_dump(exclude_defaults=True)
+            for name, value in changed.items():
+                found.setdefault(role.value, {})[f"id_{name}"] = (
+                    "yes" if value is True else str(value)
+                )
+        return found
 
     def edit(self) -> str:
         """The edit a person types (`edit payments.id_prefix=WC-`), quoted for a shell-like line."""
@@ -144,8 +162,27 @@ def _check_references(
         f"Under this reading {fact}: the files do not meet, so reconciling would report "
         "nearly every order and payment as unmatched."
     )
-    fix = _likely_fix(con, mapping, named / total)
-    if fix is not None:
+    fixes = _likely_fixes(con, mapping, named / total)
+    fix = fixes[0] if fixes else None
+    close = [
+        f
+        for f in fixes[1:]
+        if fix is not None
+        and f.edit() != fix.edit()
+        and TIED_SHARES < fix.share - f.share < CLOSE_SHARES
+    ]
+    if fix is not None and fix.share >= CLEAR_SHARE and not close:
+        report.proposed = fix.answers()  # the files say it: validated in this one's place
+    if fix is not None and close:
+        message += (
+            " Two readings come close: "
+            + "; ".join(
+                f"edit {f.edit()} ({f.share:.0%} of sampled references name an order)"
+                for f in (fix, *close)
+            )
+            + ". Say which is right."
+        )
+    elif fix is not None:
         message += (
             f" Likely fix: edit {fix.edit()} (then {fix.share:.0%} of sampled references "
             "name an order)."
@@ -159,8 +196,9 @@ def _check_references(
     report.errors.append(message)
 
 
-def _likely_fix(con: duckdb.DuckDBPyConnection, mapping: Mapping, current: float) -> Fix | None:
-    """The id reading, on one side, under which most sampled references name an order.
+def _likely_fixes(con: duckdb.DuckDBPyConnection, mapping: Mapping, current: float) -> list[Fix]:
+    """The id readings, on one side, under which most sampled references name an order, the
+    best first.
 
     References are sampled; order keys are all read (as the engine compares them), so that a
     fix is judged against every order. An orders-side prefix P is tried as "P + reference is
@@ -173,7 +211,7 @@ def _likely_fix(con: duckdb.DuckDBPyConnection, mapping: Mapping, current: float
     )
     keys = set(_texts(con, "SELECT order_key FROM order_index"))
     if not raw_refs or not keys:
-        return None
+        return []
     pay_base = mapping.payments.options.ids or IdReading()
     ord_base = mapping.orders.options.ids or IdReading()
     tried: list[tuple[Fix, float]] = []
@@ -209,7 +247,7 @@ def _likely_fix(con: duckdb.DuckDBPyConnection, mapping: Mapping, current: float
     share = _named_share(raw_refs, reading, zeros.__contains__)
     tried.append((Fix(Role.ORDERS, orders, share, payments_too=reading), share))
     good = [fix for fix, share in tried if share >= MIN_MATCH_SHARE and share > current]
-    return max(good, key=lambda fix: fix.share, default=None)
+    return sorted(good, key=lambda fix: -fix.share)
 
 
 def _texts(con: duckdb.DuckDBPyConnection, sql: str) -> list[str]:

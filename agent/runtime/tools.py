@@ -23,10 +23,8 @@ from agent.data.evidence import findings_for
 from agent.data.ingest import CsvSample
 from agent.data.mapping import Proposal
 from agent.data.normalize import ValidationReport
-from agent.data.normalize.memo import ValidationMemo
 from agent.data.pipeline import run_job
 from agent.data.policy import CATEGORY_ORDER
-from agent.data.reconcile import connect, load_and_validate
 from agent.data.schema import READING_OPTIONS, Role
 from agent.domain import PauseKind
 from agent.errors import ReconbotError, UnknownColumnError
@@ -39,6 +37,7 @@ from agent.runtime.context import (
     file_sources,
 )
 from agent.runtime.export import store_beside
+from agent.runtime.reading import proposal_for, validate, validate_by_evidence
 
 logger = logging.getLogger(__name__)
 
@@ -68,17 +67,6 @@ def _samples(context: InvestigationContext) -> dict[Role, CsvSample]:
         role: context.samples.sample(ref.digest, ref.name, sources[role].fetch)
         for role, ref in context.files.items()
     }
-
-
-def _proposal(
-    context: InvestigationContext,
-    samples: dict[Role, CsvSample],
-    answers: dict[Role, dict[str, str]] | None = None,
-) -> Proposal:
-    """The proposal for the two files under `answers` (inferred once per process)."""
-    digests = (context.files[Role.ORDERS].digest, context.files[Role.PAYMENTS].digest)
-    pair = (samples[Role.ORDERS], samples[Role.PAYMENTS])
-    return context.samples.proposal(pair, digests, answers)
 
 
 def _dataset_view(proposal: Proposal, role: Role) -> dict[str, Any]:
@@ -127,7 +115,7 @@ def inspect_datasets(tool_context: ToolContext) -> dict[str, Any]:
     context = _context(tool_context)
     try:
         samples = _samples(context)
-        proposal = _proposal(context, samples)
+        proposal = proposal_for(context, samples)
     except ReconbotError as error:
         return result({"error": str(error)}, error=True)
     return result(
@@ -194,24 +182,14 @@ def validate_mapping(
     try:
         samples = _samples(context)
         try:
-            proposal = _proposal(context, samples, answers)
+            proposal = proposal_for(context, samples, answers)
         except (UnknownColumnError, KeyError) as error:
             problems.append(str(error).strip("'\""))
-            proposal = _proposal(context, samples)
+            proposal = proposal_for(context, samples)
         mapping = proposal.mapping
         if mapping is not None and not problems:
-            report = load_and_validate(
-                connect(context.workdir),
-                file_sources(context.blobs, context.files),
-                mapping,
-                context.workdir,
-                policy=context.policy,
-                cache=context.cache,
-                progress=context.on_rows,
-                memo=ValidationMemo(
-                    context.cache.folder / "validations", max_age=context.cache.max_age
-                ),
-            )
+            report = validate(context, mapping)
+            proposal, report = validate_by_evidence(context, samples, answers, proposal, report)
             problems.extend(report.errors)
     except ReconbotError as error:
         problems.append(str(error))

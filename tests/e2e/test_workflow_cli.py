@@ -187,28 +187,35 @@ def _prefixed_files(folder: Path) -> None:
     )
 
 
-def test_a_reading_that_matches_nothing_is_answered_with_its_fix_in_the_terminal(
-    folder: Path,
-) -> None:
+def test_a_reading_the_files_show_is_proposed_not_asked_in_the_terminal(folder: Path) -> None:
+    # Every reference names an order once the orders' `WC-` is stripped: the files say so,
+    # so the request is a confirmation with that reading and the figure, not a question.
     _prefixed_files(folder)
-    run = reconbot(
-        "investigate",
-        "wc_orders.csv",
-        "wc_payments.csv",
-        cwd=folder,
-        stdin="edit orders.id_prefix=WC-\napprove\n",
-    )
+    run = reconbot("investigate", "wc_orders.csv", "wc_payments.csv", cwd=folder, stdin="approve\n")
     assert run.returncode == 0, run.stderr
     asked, _, after = run.stdout.partition("Approval needed")
-    assert "0 of 30 payment references in wc_payments.csv name an order" in asked
-    assert "Likely fix: edit orders.id_prefix=WC-" in asked
+    assert "A question before approval" not in asked
+    assert "Proposed from the files, not asked: orders.id_prefix=WC-" in after
+    assert "Without it, 0 of 30 payment references in wc_payments.csv name an order" in after
     assert "prefix 'WC-' removed" in after
     assert "30 of 30 payment references in wc_payments.csv name an order" in after
     assert "wc_orders.csv: 30 rows = 30 matched" in after
 
 
+def _unclear_files(folder: Path) -> None:
+    """`WC-` on the orders, and 9 of 30 references that name no order whatever is stripped:
+    the fix is likely, not clear, so it is asked."""
+    (folder / "wc_orders.csv").write_text(
+        "order_id,total,currency\n" + "".join(f"WC-{5100 + i},{10 + i}.00,EUR\n" for i in range(30))
+    )
+    (folder / "wc_payments.csv").write_text(
+        "payment_id,reference,amount,currency\n"
+        + "".join(f"ch_{i},{5100 + i if i < 21 else 9900 + i},{10 + i}.00,EUR\n" for i in range(30))
+    )
+
+
 def test_decide_edit_from_another_process_answers_the_question(folder: Path) -> None:
-    _prefixed_files(folder)
+    _unclear_files(folder)
     paused = reconbot("investigate", "wc_orders.csv", "wc_payments.csv", "--json", cwd=folder)
     request = documents(paused.stdout)[0]
     assert request["kind"] == "clarification"
@@ -237,8 +244,9 @@ def test_decide_edit_from_another_process_answers_the_question(folder: Path) -> 
     )
     assert decided.returncode == 0, decided.stderr
     [outcome] = documents(decided.stdout)
-    assert outcome["total_findings"] == 0
-    assert [ledger["matched"] for ledger in outcome["ledger"]] == [30, 30]
+    # The 9 references that name no order, and the 9 orders nobody paid.
+    assert outcome["total_findings"] == 18
+    assert [ledger["matched"] for ledger in outcome["ledger"]] == [21, 21]
 
 
 # Terminal identities: the operating-system account, never USER or LOGNAME.

@@ -106,6 +106,9 @@ def test_a_reading_that_matches_nothing_asks_with_the_likely_fix(
     assert edit in problem
     assert f"orders.csv: {N} rows read" in report.facts
 
+    # The files show the fix clearly: it is proposed, and it validates (issue 37).
+    proposed = {Role(role): options for role, options in report.proposed.items()}
+    assert proposed and _validate(paths, proposed)[1].ok
     mapping, fixed = _validate(paths, answers)
     assert fixed.ok, fixed.errors
     assert f"{N} of {N} payment references in payments.csv name an order in orders.csv" in (

@@ -52,6 +52,7 @@ class ValidationMemo:
                 errors=list(saved["errors"]),
                 warnings=list(saved["warnings"]),
                 facts=list(saved["facts"]),
+                proposed={role: dict(o) for role, o in saved.get("proposed", {}).items()},
             )
             now = time.time()
             os.utime(path, (now, now))

@@ -32,6 +32,10 @@ class ValidationReport:
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     facts: list[str] = field(default_factory=list)
+    proposed: dict[str, dict[str, str]] = field(default_factory=dict)
+    """A reading the files themselves show (role -> reading option -> value), found when this
+    one does not meet: the id reading under which most references name an order, clearly
+    ahead of any other. A caller may validate it in place of this one (`gates`)."""
 
     @property
     def ok(self) -> bool:
@@ -47,4 +51,5 @@ def merge(first: ValidationReport, second: ValidationReport) -> ValidationReport
         errors=[*first.errors, *second.errors],
         warnings=[*first.warnings, *second.warnings],
         facts=[*first.facts, *second.facts],
+        proposed={**first.proposed, **second.proposed},
     )
