@@ -88,6 +88,12 @@ def inspect_head(head: bytes, size: int, file_name: str) -> CsvSample:
     encoding, text, notes = _decode_head(head, file_name, complete=complete)
     delimiter, header_index, records, header_line = _sniff(text, file_name, complete=complete)
     columns = header_columns(records[header_index], file_name)
+    if header_line > 0:  # a title, notes or totals above the table: said, never read as rows
+        notes = (
+            *notes,
+            f"the header is line {header_line + 1}; the {header_line} line(s) above it (a "
+            "title or notes) are not read",
+        )
     layout = CsvLayout(file_name, encoding, delimiter, header_line, columns, notes)
     data = records[header_index + 1 :]
     if not complete and data:
@@ -199,6 +205,7 @@ def _sniff(text: str, file_name: str, *, complete: bool) -> tuple[str, int, list
         )
     # The header is among the first records, so its line is the one sniffing counted.
     _, delimiter, index, starts = best
+    index = _past_titles(_first_records(text, delimiter)[0], index)
     records = _all_records(text, delimiter, limit=SAMPLE_ROWS + index + 2)
     if index > 0 and holds_values(records[index]):
         # The first record of the table's width holds values: the header may be the record
@@ -218,6 +225,24 @@ def _sniff(text: str, file_name: str, *, complete: bool) -> tuple[str, int, list
         index -= 1
         records[index] = fitted
     return delimiter, index, records, starts[index]
+
+
+def _past_titles(records: list[list[str]], index: int) -> int:
+    """The header's record past title rows padded to the table's width: a spreadsheet saves
+    `Sales report October,,,,,` as wide as the table, so the first record of that width is a
+    title when it has one cell filled and the next record of the width names two columns or
+    more and holds no values."""
+    width = len(records[index])
+    while (
+        width >= 3
+        and index + 1 < len(records)
+        and sum(1 for cell in records[index] if cell.strip()) <= 1
+        and len(records[index + 1]) == width
+        and sum(1 for cell in records[index + 1] if cell.strip()) >= 2
+        and not holds_values(records[index + 1])
+    ):
+        index += 1
+    return index
 
 
 def _first_records(text: str, delimiter: str) -> tuple[list[list[str]], list[int]]:

@@ -399,3 +399,33 @@ def test_a_quote_that_swallows_rows_is_a_warning_naming_the_cell(tmp_path: Path)
     rows[2:4] = ['p3,1003,30.00,USD,succeeded,"Gift\nwrap, red"\n']
     plain = read_whole(write(tmp_path, "notes.csv", (header + "".join(rows)).encode()))
     assert (plain.records, plain.warnings) == (5, ())
+
+
+def test_an_excel_title_row_padded_to_the_table_s_width_is_not_the_header(tmp_path: Path) -> None:
+    # A spreadsheet saved as CSV writes its title row as wide as the table, and a blank one.
+    from agent.data.mapping import infer_mapping
+    from agent.data.pipeline import run_job
+    from agent.data.policy import Policy
+    from agent.data.schema import Role
+
+    orders = tmp_path / "orders.csv"
+    orders.write_text(
+        "Orders export October 2025,,,\n,,,\nOrder ID,Total,Currency,Status\n"
+        + "".join(f"{1000 + i},{10 + i}.00,EUR,paid\n" for i in range(1, 9))
+    )
+    payments = tmp_path / "payments.csv"
+    payments.write_text(
+        "Settlement report,,,\nPayment ID,Order,Amount,Currency\n"
+        + "".join(f"P{i},{1000 + i},{10 + i}.00,EUR\n" for i in range(1, 9))
+    )
+    sample = inspect_csv(orders, orders.name)
+    assert sample.layout.columns == ("Order ID", "Total", "Currency", "Status")
+    assert sample.layout.header_line == 2
+    assert "the header is line 3" in sample.layout.notes[-1]
+    proposal = infer_mapping(sample, inspect_csv(payments, payments.name))
+    assert proposal.mapping is not None
+    files = {Role.ORDERS: (orders, orders.name), Role.PAYMENTS: (payments, payments.name)}
+    result = run_job(files, proposal.mapping, Policy(), tmp_path / "x.csv")
+    summary = result.reconciliation.summary()
+    assert summary.total_findings == 0
+    assert [ledger.records for ledger in summary.ledger] == [8, 8]
