@@ -19,6 +19,7 @@ import duckdb
 
 from agent.data.keys import reference_keys
 from agent.data.normalize import ValidationReport, reference_tokens_sql
+from agent.data.normalize.expressions import sql_words
 from agent.data.schema import IdReading, Mapping, Role
 
 MIN_MATCH_SHARE = 0.5
@@ -120,7 +121,7 @@ def _check_references(
         f"""
         WITH keys AS (SELECT order_key FROM order_index),
         refs AS (SELECT rowid AS r, ref_key, several_refs, order_id FROM payments_rows
-                 WHERE order_id IS NOT NULL),
+                 WHERE order_id IS NOT NULL AND {_named_rows(mapping)}),
         several AS (
             SELECT x.r, count(DISTINCT x.t) AS orders
             FROM (SELECT r, unnest({tokens}) AS t FROM refs WHERE several_refs) x
@@ -196,6 +197,20 @@ def _check_references(
     report.errors.append(message)
 
 
+def _named_rows(mapping: Mapping) -> str:
+    """The payment rows whose reference should name an order: not the rows the approved row
+    kinds ignore (a fee's or a deposit's text names no order, and would make files that meet
+    look as if they did not)."""
+    kinds = mapping.payments.options.kinds
+    if kinds is None or not kinds.ignore:
+        return "true"
+    ignore = sql_words(kinds.ignore)
+    return (
+        f"NOT coalesce(row_kind IN {ignore}, false) "
+        f"AND NOT coalesce(payment_status IN {ignore}, false)"
+    )
+
+
 def _likely_fixes(con: duckdb.DuckDBPyConnection, mapping: Mapping, current: float) -> list[Fix]:
     """The id readings, on one side, under which most sampled references name an order, the
     best first.
@@ -206,7 +221,7 @@ def _likely_fixes(con: duckdb.DuckDBPyConnection, mapping: Mapping, current: flo
     """
     raw_refs = _texts(
         con,
-        "SELECT order_id FROM payments_rows WHERE order_id IS NOT NULL "
+        f"SELECT order_id FROM payments_rows WHERE order_id IS NOT NULL AND {_named_rows(mapping)} "
         f"USING SAMPLE {SAMPLE_REFERENCES} ROWS",
     )
     keys = set(_texts(con, "SELECT order_key FROM order_index"))

@@ -413,3 +413,18 @@ def test_a_failed_status_listed_as_a_capture_is_refused(tmp_path: Path) -> None:
     assert edited is not None
     [error] = _validate(files, edited).errors
     assert '"declined" (payments.kinds_capture) is a failed attempt under the policy' in error
+
+
+def test_rows_the_kinds_ignore_do_not_count_against_the_references(tmp_path: Path) -> None:
+    # A statement's fee and deposit rows carry text where a sale carries its order: they name
+    # no order and need not (issue 37: no dead ends).
+    payments = "id,type,title,amount,currency\n" + "".join(
+        f"s{i},sale,{100 + i},{10 + i}.00,EUR\n" for i in range(1, 5)
+    )
+    payments += "".join(f"f{i},fee,Transaction fee item {i},-0.50,EUR\n" for i in range(1, 9))
+    files = _write(tmp_path, _orders(*PAID[:4]), payments)
+    mapping = _propose(files, {Role.PAYMENTS: {"order_id": "title"}}).mapping
+    assert mapping is not None
+    report = _validate(files, mapping)
+    assert report.errors == []
+    assert "4 of 4 payment references in payments.csv name an order in orders.csv" in report.facts
