@@ -35,6 +35,7 @@ from agent.data.formats import (
 )
 from agent.data.ingest import CsvSample
 from agent.data.timestamp_formats import TimeParts, detect_timestamp_format, link_times, times_of
+from agent.data.vocabulary import BUILTIN
 
 _ID_LIKE = re.compile(r"^\s*#?[A-Za-z0-9][A-Za-z0-9_\-./:]*\s*$")
 _HAS_DIGIT = re.compile(r"\d")
@@ -293,43 +294,6 @@ def _is_id_like(value: str) -> bool:
 
 # --- evidence from the sampled rows -------------------------------------------------------------
 
-# Status or type words (folded: lower case, no accents) that say the money moved. Payments in
-# any other state (failed, pending, open, denied, expired, fees, payouts) are not captures.
-SUCCESS_WORDS = frozenset(
-    {
-        "paid",
-        "succeeded",
-        "success",
-        "successful",
-        "captured",
-        "completed",
-        "complete",
-        "settled",
-        "submitted for settlement",
-        "approved",
-        "sale",
-        "bezahlt",
-        "abgeschlossen",
-        "erfolgreich",
-        "paye",
-        "paiement accepte",
-        "accepte",
-        "reussi",
-        "pagado",
-        "completado",
-        "aprobado",
-        "betaald",
-        "voltooid",
-        "geslaagd",
-        "pagato",
-        "completato",
-        "riuscito",
-        "pago",
-        "aprovado",
-        "concluido",
-    }
-)
-
 
 def fold(value: str) -> str:
     """`value` as words are compared: lower case, no accents, words separated by one space."""
@@ -360,13 +324,14 @@ def column_values(sample: CsvSample, column: str) -> list[str]:
 
 
 def success_rows(statuses: Sequence[str]) -> list[int] | None:
-    """The rows whose status says the money moved, or None when no status word says so.
+    """The rows whose status says the money moved (a capture, in the vocabulary's words), or
+    None when no status says so.
 
     Used to compare amount columns where they matter: on a failed attempt the amount captured
     is zero while the amount requested is not, and that difference says nothing. Each distinct
     status is read once.
     """
-    moved = {status: fold(status) in SUCCESS_WORDS for status in set(statuses)}
+    moved = {status: BUILTIN.payment_meaning(status) == "capture" for status in set(statuses)}
     rows = list(compress(range(len(statuses)), map(moved.__getitem__, statuses)))
     return rows or None
 

@@ -50,7 +50,7 @@ from agent.data.mapping.proposal import (
 )
 from agent.data.mapping.readings import reading_from_answers
 from agent.data.mapping.roles import assign_roles, role_of, swap_from_answers
-from agent.data.mapping.row_kinds import kind_by_words, row_kinds
+from agent.data.mapping.row_kinds import row_kinds
 
 __all__ = [
     "AMBIGUITY_MARGIN",
@@ -65,7 +65,6 @@ __all__ = [
     "assign_roles",
     "header_score",
     "infer_mapping",
-    "kind_by_words",
     "normalize_header",
     "reading_from_answers",
     "role_of",

@@ -19,7 +19,7 @@ from agent.data.mapping.headers import normalize_header
 from agent.data.mapping.proposal import FieldChoice
 from agent.data.profile import ColumnProfile, column_values
 from agent.data.schema import RowKinds, kind_word
-from agent.data.vocabulary import BUILTIN, Vocabulary, is_tender
+from agent.data.vocabulary import Vocabulary, is_tender
 from agent.errors import MappingError, UnknownColumnError
 
 # Header words of columns that say how a customer paid or where, never what a row is.
@@ -33,11 +33,6 @@ _MAX_KINDS = 20
 # Words in a value of a column taken as a kind column by its values alone (`Express Checkout
 # Payment` has three); longer values are sentences.
 _MAX_KIND_WORDS = 3
-
-
-def kind_by_words(value: str, vocabulary: Vocabulary = BUILTIN) -> str | None:
-    """`capture`, `refund` or `ignore` for a status/type value by the vocabulary's words."""
-    return vocabulary.row_kind(value)
 
 
 def _kind_values(sample: CsvSample, column: str) -> list[str]:

@@ -19,7 +19,7 @@ from agent.data.normalize.expressions import sql_words
 from agent.data.normalize.load import table_name
 from agent.data.normalize.report import ValidationReport
 from agent.data.policy import Policy
-from agent.data.schema import DatasetMapping, OrderStatuses, Role
+from agent.data.schema import DatasetMapping, OrderStatuses, Role, RowKinds
 from agent.data.schema.readings import ORDER_STATUS_LISTS
 from agent.data.vocabulary import (
     ORDER_MEANING_WORDS,
@@ -218,8 +218,6 @@ def check_row_kinds(
     if kinds.column is not None and status is not None:
         # Ignored words may name the status column's values (`Pending` beside a `Type`).
         statuses = counted_values(con, Role.PAYMENTS, "payment_status") or []
-        seen = {v for v, _, _ in values} | {v for v, _, _ in statuses}
-        words = {w: n for w, n in words.items() if w not in seen}
         _refuse_absent(report, file_name, column, words, [*values, *statuses], "payments.kinds_")
     else:
         _refuse_absent(report, file_name, column, words, values, "payments.kinds_")
@@ -285,6 +283,27 @@ def _refund_hint(unknown: Sequence[Counted], vocabulary: Vocabulary) -> str:
     )
 
 
+_FAILED = "failed attempt"
+
+
+def _status_reading(
+    value: str, kinds: RowKinds | None, policy: Policy, vocabulary: Vocabulary
+) -> str | None:
+    """What reconciling reads a payment status as (the engine's order: a failed attempt, a
+    row to ignore, a refund row, a capture refunded, a capture), or None when nothing says."""
+    if value in policy.failed_payment_statuses:
+        return _FAILED
+    if kinds is not None and value in kinds.ignore:
+        return "ignored"
+    if kinds is not None and kinds.column is None and value in kinds.refund:
+        return "refund"
+    if value in policy.refunded_payment_statuses or (kinds is not None and value in kinds.refunded):
+        return "capture, refunded"
+    if (kinds is not None and value in kinds.capture) or vocabulary.row_kind(value) == "capture":
+        return "capture"
+    return None
+
+
 def check_payment_statuses(
     con: duckdb.DuckDBPyConnection,
     report: ValidationReport,
@@ -292,8 +311,9 @@ def check_payment_statuses(
     mapping: DatasetMapping,
     policy: Policy,
 ) -> None:
-    """An error naming every payment status that is neither a capture, a refunded capture nor a
-    failed attempt, where no row kinds are read, with the edit that says what they are.
+    """Every payment status with what reconciling reads it as (a fact, with its rows), and an
+    error naming every status that is neither a capture, a refunded capture nor a failed
+    attempt, where no row kinds say it, with the edit that says what they are.
 
     Without row kinds every other status is read as a capture: `processing`, Stripe's
     `requires_capture` or a `Payment Failed` anywhere in the file would count money nobody
@@ -301,12 +321,11 @@ def check_payment_statuses(
     (Authorize.Net's 1/2/3/4) is asked about with the published meanings proposed.
     """
     column = mapping.columns.get("payment_status")
-    kinds = mapping.options.kinds
-    if column is None or (kinds is not None and kinds.column is None):  # `check_row_kinds` asks
+    if column is None:
         return
-    failed = sql_words(policy.failed_payment_statuses)
-    rows = counted_values(con, Role.PAYMENTS, "payment_status", f"payment_status NOT IN {failed}")
-    if rows is None:  # the rarest were not looked at: never read them as captures
+    kinds = mapping.options.kinds
+    every = counted_values(con, Role.PAYMENTS, "payment_status")
+    if every is None:  # the rarest were not looked at: never read them as captures
         report.errors.append(
             f'{file_name}: column "{column}" holds more than {MAX_VALUES:,} different '
             "statuses, too many to say which took money: it does not read as a payment status; "
@@ -314,15 +333,18 @@ def check_payment_statuses(
         )
         return
     vocabulary = policy.vocabulary()
-    # With row kinds from another column (`Type`), a status the kinds ignore is known too.
-    known = (
-        *policy.refunded_payment_statuses,
-        *(kinds.ignore if kinds else ()),
-        *(kinds.refunded if kinds else ()),
-        *(kinds.capture if kinds else ()),  # a status a person listed as a capture (`1`)
-    )
-    captures = [v for v, _, _ in rows if v in known or vocabulary.row_kind(v) == "capture"]
-    unknown = [(v, n, r) for v, n, r in rows if v not in captures]
+    read = {value: _status_reading(value, kinds, policy, vocabulary) for value, _, _ in every}
+    shown = [(v, n, r) for v, n, r in every if read[v] is not None]
+    if shown:
+        report.facts.append(
+            f'{file_name}: payment statuses in "{column}": '
+            + ", ".join(f"{v} = {read[v]} ({n:,})" for v, n, _ in shown)
+        )
+    if kinds is not None and kinds.column is None:  # the statuses are the kinds: asked there
+        return
+    rows = [(v, n, r) for v, n, r in every if read[v] != _FAILED]
+    captures = [v for v, _, _ in rows if read[v] is not None]
+    unknown = [(v, n, r) for v, n, r in rows if read[v] is None]
     if not unknown:
         return
     kept = ", ".join(captures) or "succeeded"

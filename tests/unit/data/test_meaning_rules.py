@@ -428,3 +428,20 @@ def test_rows_the_kinds_ignore_do_not_count_against_the_references(tmp_path: Pat
     report = _validate(files, mapping)
     assert report.errors == []
     assert "4 of 4 payment references in payments.csv name an order in orders.csv" in report.facts
+
+
+def test_the_request_shows_every_payment_status_with_what_it_is_read_as(tmp_path: Path) -> None:
+    files = _write(
+        tmp_path,
+        _orders(*PAID),
+        _payments(
+            *CAPTURES[:7], ("P108", "108", "18.00", "refunded"), ("X", "108", "18.00", "declined")
+        ),
+    )
+    mapping = _propose(files).mapping
+    assert mapping is not None
+    report = _validate(files, mapping)
+    [fact] = [f for f in report.facts if "payment statuses in" in f]
+    assert "succeeded = capture (7)" in fact
+    assert "refunded = capture, refunded (1)" in fact
+    assert "declined = failed attempt (1)" in fact

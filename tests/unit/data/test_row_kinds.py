@@ -13,12 +13,13 @@ from pathlib import Path
 import pytest
 
 from agent.data.ingest import inspect_csv
-from agent.data.mapping import Proposal, infer_mapping, kind_by_words
+from agent.data.mapping import Proposal, infer_mapping
 from agent.data.normalize import ValidationReport, meanings
 from agent.data.pipeline import JobResult, run_job
 from agent.data.policy import Policy
 from agent.data.reconcile import connect, load_and_validate
 from agent.data.schema import READING_OPTIONS, Mapping, Role, RowKinds
+from agent.data.vocabulary import BUILTIN
 from agent.errors import MappingError, UnknownColumnError
 
 ORDERS = "order_id,total,currency,status\n" + "".join(
@@ -106,7 +107,7 @@ def test_the_kind_options_are_answerable_by_name() -> None:
     ],
 )
 def test_values_are_read_by_the_words_they_are_made_of(value: str, kind: str | None) -> None:
-    assert kind_by_words(value) == kind
+    assert BUILTIN.row_kind(value) == kind
 
 
 def test_fees_payouts_and_refunds_of_a_settlement_report_are_not_captures(
@@ -384,7 +385,7 @@ def _stripe(statuses: dict[int, str]) -> str:
 )
 def test_money_not_taken_is_never_read_as_a_capture(tmp_path: Path, value: str) -> None:
     # A capture word inside the status ("capture", "payment", "charge") does not make it one.
-    assert kind_by_words(value) == "ignore"
+    assert BUILTIN.row_kind(value) == "ignore"
     mapping = _propose(tmp_path, _stripe({2: value, 3: value})).mapping
     assert mapping is not None
     kinds = mapping.payments.options.kinds
@@ -468,7 +469,7 @@ def test_a_status_beside_a_type_column_is_asked_about_when_no_word_names_it(
 @pytest.mark.parametrize("value", ["submitted_for_settlement", "settling", "Disputed"])
 def test_statuses_of_money_taken_are_captures(tmp_path: Path, value: str) -> None:
     # Braintree's captures before they settle, and a Stripe charge under dispute: money taken.
-    assert kind_by_words(value) == "capture"
+    assert BUILTIN.row_kind(value) == "capture"
     mapping = _propose(tmp_path, _stripe({2: value})).mapping
     assert mapping is not None and not _validate(tmp_path, mapping).errors
     assert _found(_run(tmp_path, mapping)) == {}
