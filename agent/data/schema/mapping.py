@@ -16,6 +16,7 @@ from agent.data.schema.roles import Role
 # Options added after the first approvals: left out of `Mapping.canonical()` while unset.
 _LATER_OPTIONS = ("ids", "kinds", "statuses")
 _LATER_TIMESTAMP_OPTIONS = ("zone_column", "time_column")
+_LATER_ID_OPTIONS = ("ignore_case", "whole", "excel_numbers")
 
 
 class DatasetMapping(BaseModel):
@@ -53,6 +54,10 @@ class Mapping(BaseModel):
             kinds = data[role]["options"].get("kinds")
             if kinds is not None and not kinds.get("refunded"):
                 kinds.pop("refunded", None)
+            ids = data[role]["options"].get("ids")
+            for name in _LATER_ID_OPTIONS if ids is not None else ():
+                if not ids.get(name):
+                    ids.pop(name, None)
             for reading in data[role]["options"]["timestamps"].values():
                 for name in _LATER_TIMESTAMP_OPTIONS:
                     if reading.get(name) is None:

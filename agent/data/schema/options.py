@@ -13,6 +13,15 @@ ID_OPTIONS: dict[str, str] = {
     "id_prefix": "text removed from the start of each id where present (e.g. WC-)",
     "id_suffix": "text removed from the end of each id where present",
     "id_strip_zeros": "yes to remove leading zeros from each id (00042 -> 42)",
+    "id_ignore_case": "yes to compare ids without regard to case (SH4612862 is sh4612862)",
+    "id_whole": (
+        "yes when each reference is one whole id even where it holds / , ; or spaces "
+        "(ZAM/2025/10/001), instead of a list of ids"
+    ),
+    "id_excel_numbers": (
+        "yes to read ids a spreadsheet rewrote as numbers as the whole number they show "
+        "(1042.0 and 1.042E+3 are 1042)"
+    ),
 }
 
 # What each row of a payments file is (a capture, a refund, a row to ignore): see `RowKinds`.
@@ -79,6 +88,11 @@ TIME_OPTIONS: dict[str, str] = {
     "time_column": "a column holding the time of day when the timestamp column holds the date",
 }
 
+# Where a file's table starts: lines above the header (a title, a report period) are not read.
+LAYOUT_OPTIONS: dict[str, str] = {
+    "header_row": "the line number of the file's header row (1 is the first line), e.g. 3",
+}
+
 # Which file plays which role: answered on either role (`orders.orders_file=shop.csv`).
 ROLE_OPTIONS: dict[str, str] = {
     "orders_file": "the name of the file that is the orders export (the other holds payments)",
@@ -92,5 +106,6 @@ READING_OPTIONS: dict[str, str] = {
     **STATUS_OPTIONS,
     **AMOUNT_OPTIONS,
     **TIME_OPTIONS,
+    **LAYOUT_OPTIONS,
     **ROLE_OPTIONS,
 }

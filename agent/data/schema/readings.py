@@ -44,8 +44,11 @@ class IdReading(BaseModel):
 
     Applied in this order: `pattern` (a regular expression with exactly one capture group: the
     id is what it captures, every match is one id, e.g. `#(\\d+)` in "Order #1042 - 2 items"),
-    then the usual leading `#` and spaces, then `prefix` and `suffix` (removed where present,
-    e.g. `WC-`), then leading zeros when `strip_zeros`.
+    or `whole` (a reference is one id even where it holds separators, `ZAM/2025/10/001`; else
+    it is split at them into the ids it lists), then the usual leading `#` and spaces, then
+    `excel_numbers` (`1042.0` and `1.042E+3`, ids a spreadsheet rewrote, read as `1042`), then
+    `ignore_case` (ids compared in lower case), then `prefix` and `suffix` (removed where
+    present, e.g. `WC-`), then leading zeros when `strip_zeros`.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -54,6 +57,9 @@ class IdReading(BaseModel):
     prefix: str = ""
     suffix: str = ""
     strip_zeros: bool = False
+    ignore_case: bool = False
+    whole: bool = False
+    excel_numbers: bool = False
 
     @field_validator("pattern")
     @classmethod
