@@ -14,6 +14,23 @@ from agent.data.schema import ID_OPTIONS, IdReading
 from agent.errors import MappingError
 
 _HAS_DIGIT = re.compile(r"\d")
+_DECIMAL_ZEROS = re.compile(r"(\d+)\.0+")
+_SCIENTIFIC = re.compile(r"\d(?:\.\d+)?[eE]\+?\d{1,2}")
+EXACT_DIGITS = 15
+"""A spreadsheet keeps 15 significant digits: a number beyond them is not read back as an id."""
+
+
+def spreadsheet_number(key: str) -> str:
+    """An id a spreadsheet rewrote as a number, as the whole number it shows: `1042.0` and
+    `1.042E+3` are `1042`. Anything else, and a form that is not a whole number (`1.0425E+3`)
+    or has more digits than a spreadsheet keeps, is returned as it is."""
+    if match := _DECIMAL_ZEROS.fullmatch(key):
+        return match.group(1)
+    if _SCIENTIFIC.fullmatch(key):
+        number = float(key)
+        if number.is_integer() and number < 10**EXACT_DIGITS:
+            return str(int(number))
+    return key
 
 
 def read_key(value: str, reading: IdReading | None = None) -> str:
@@ -22,10 +39,15 @@ def read_key(value: str, reading: IdReading | None = None) -> str:
     key = normalize_key(value)
     if reading is None:
         return key
-    if reading.prefix and key.startswith(reading.prefix):
-        key = key[len(reading.prefix) :]
-    if reading.suffix and key.endswith(reading.suffix):
-        key = key[: -len(reading.suffix)]
+    if reading.excel_numbers:
+        key = spreadsheet_number(key)
+    prefix, suffix = reading.prefix, reading.suffix
+    if reading.ignore_case:
+        key, prefix, suffix = key.lower(), prefix.lower(), suffix.lower()
+    if prefix and key.startswith(prefix):
+        key = key[len(prefix) :]
+    if suffix and key.endswith(suffix):
+        key = key[: -len(suffix)]
     if reading.strip_zeros and key:
         key = key.lstrip("0") or "0"
     return key
@@ -45,6 +67,11 @@ def reference_keys(value: str, reading: IdReading | None = None) -> list[str]:
         tokens = [m.group(1) or "" for m in re.finditer(reading.pattern, value)]
         keys = (read_key(t, reading) for t in tokens)
         return list(dict.fromkeys(k for k in keys if k))
+    if reading is not None and (
+        reading.whole or (reading.excel_numbers and _SCIENTIFIC.fullmatch(normalize_key(value)))
+    ):  # `1.042E+3` is one number, not `1.042E` and `3`
+        whole = read_key(value, reading)
+        return [whole] if whole else []
     keys = (read_key(t, reading) for t in REF_SPLIT.split(value))
     return list(dict.fromkeys(k for k in keys if k and _HAS_DIGIT.search(k)))
 
@@ -61,7 +88,7 @@ def id_reading_from_answers(answers: dict[str, str], base: IdReading | None) -> 
     fields = (base or IdReading()).model_dump()
     for name, value in given.items():
         key = name.removeprefix("id_")
-        if key == "strip_zeros":
+        if isinstance(fields.get(key), bool):
             word = value.strip().lower()
             if word not in {"yes", "no", "true", "false"}:
                 raise MappingError(f'{name} is yes or no, not "{value}"')

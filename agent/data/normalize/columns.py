@@ -195,6 +195,9 @@ def derived_columns(role: Role, mapping: DatasetMapping) -> str:
         columns.append(f"len(regexp_extract_all(order_id, {pattern}, 1)) > 1 AS several_refs")
         first = f"regexp_extract(order_id, {pattern}, 1)"
         columns.append(f"{key_sql(first, reading)} AS ref_key")
+    elif reading is not None and reading.whole:  # one id, separators and all
+        columns.append("false AS several_refs")
+        columns.append(f"{key_sql('order_id', reading)} AS ref_key")
     else:
         # A reference naming several orders is split into its tokens later, by the engine,
         # for those rows only: list functions on every row would double the read time.

@@ -11,6 +11,7 @@ from collections import Counter
 
 from agent.data.currency import CURRENCY_EXPONENTS
 from agent.data.formats import sql_trim
+from agent.data.keys import EXACT_DIGITS
 from agent.data.schema import IdReading
 
 EXPONENTS = tuple(e for e, _ in Counter(CURRENCY_EXPONENTS.values()).most_common())
@@ -40,22 +41,41 @@ def key_sql(value: str, reading: IdReading | None = None) -> str:
     """
     trimmed = sql_trim(value)
     key = f"CASE WHEN prefix({trimmed}, '#') THEN ltrim(substr({trimmed}, 2)) ELSE {trimmed} END"
-    if reading is not None and reading.prefix:
-        prefix = sql_text(reading.prefix)
+    if reading is None:
+        return f"NULLIF({key}, '')"
+    if reading.excel_numbers:
+        key = spreadsheet_number_sql(key)
+    prefix, suffix = reading.prefix, reading.suffix
+    if reading.ignore_case:
+        key, prefix, suffix = f"lower({key})", prefix.lower(), suffix.lower()
+    if prefix:
         key = (
-            f"(CASE WHEN prefix({key}, {prefix}) "
-            f"THEN substr({key}, {len(reading.prefix) + 1}) ELSE {key} END)"
+            f"(CASE WHEN prefix({key}, {sql_text(prefix)}) "
+            f"THEN substr({key}, {len(prefix) + 1}) ELSE {key} END)"
         )
-    if reading is not None and reading.suffix:
-        suffix = sql_text(reading.suffix)
+    if suffix:
         key = (
-            f"(CASE WHEN suffix({key}, {suffix}) "
-            f"THEN left({key}, length({key}) - {len(reading.suffix)}) ELSE {key} END)"
+            f"(CASE WHEN suffix({key}, {sql_text(suffix)}) "
+            f"THEN left({key}, length({key}) - {len(suffix)}) ELSE {key} END)"
         )
-    if reading is not None and reading.strip_zeros:
+    if reading.strip_zeros:
         stripped = f"ltrim({key}, '0')"
         key = f"(CASE WHEN {stripped} = '' AND {key} <> '' THEN '0' ELSE {stripped} END)"
     return f"NULLIF({key}, '')"
+
+
+_SCIENTIFIC = "[0-9](\\.[0-9]+)?[eE]\\+?[0-9]{1,2}"
+
+
+def spreadsheet_number_sql(key: str) -> str:
+    """A DuckDB expression: `keys.spreadsheet_number` of `key` (`1042.0`, `1.042E+3` -> `1042`)."""
+    number = f"TRY_CAST({key} AS DOUBLE)"
+    return (
+        f"(CASE WHEN regexp_full_match({key}, '[0-9]+\\.0+') THEN split_part({key}, '.', 1) "
+        f"WHEN regexp_full_match({key}, '{_SCIENTIFIC}') "
+        f"AND {number} = floor({number}) AND {number} < {10**EXACT_DIGITS} "
+        f"THEN CAST(CAST({number} AS BIGINT) AS VARCHAR) ELSE {key} END)"
+    )
 
 
 REFERENCE_SEPARATORS = "[\\s,;|/&+]"
@@ -73,11 +93,18 @@ def reference_tokens_sql(value: str, reading: IdReading | None = None) -> str:
             f"list_distinct(list_filter(list_transform({found}, lambda t: {key_sql('t', reading)}),"
             " lambda t: t IS NOT NULL))"
         )
+    whole = f"list_filter([{key_sql(value, reading)}], lambda t: t IS NOT NULL)"
+    if reading is not None and reading.whole:
+        return whole
     split = f"string_split_regex(coalesce({value}, ''), '{REFERENCE_SEPARATORS}+')"
-    return (
+    tokens = (
         f"list_distinct(list_filter(list_transform({split}, lambda t: {key_sql('t', reading)}), "
         "lambda t: t IS NOT NULL AND regexp_matches(t, '[0-9]')))"
     )
+    if reading is not None and reading.excel_numbers:  # `1.042E+3` is one number
+        number = f"regexp_full_match({key_sql(value)}, '{_SCIENTIFIC}')"
+        return f"(CASE WHEN coalesce({number}, false) THEN {whole} ELSE {tokens} END)"
+    return tokens
 
 
 def minor_sql(amount: str, unit: str, exponent: str) -> str:
