@@ -2,72 +2,28 @@
 
 Checked on the whole loaded files (after `normalize.load_dataset`), these are facts about the
 reading, never reconciliation figures: how many payment references name an order, and whether
-the order id column really names one order per id. When (almost) nothing meets, the gate says
-what it saw and proposes the likely fix as an edit a person can make (a prefix or suffix on one
-side, the reference inside free text, leading zeros).
+the order id column really names one order per id. Other id readings are weighed over the whole
+files (`id_evidence`): one that clearly makes the files meet better is proposed in this one's
+place; two close ones are asked; a better one that cannot be proposed is named with its edit,
+at any rate, not only when (almost) nothing meets.
 """
 
 from __future__ import annotations
 
-import re
-import shlex
-from collections import Counter
-from collections.abc import Callable
-from dataclasses import dataclass
-
 import duckdb
 
-from agent.data.keys import reference_keys
+from agent.data.id_evidence import TIED_SHARES, score_readings
 from agent.data.normalize import ValidationReport, reference_tokens_sql
 from agent.data.normalize.expressions import sql_words
-from agent.data.schema import IdReading, Mapping, Role
+from agent.data.schema import Mapping, Role
 
 MIN_MATCH_SHARE = 0.5
 CLEAR_SHARE = 0.9
-"""A fix under which this share of sampled references name an order, with no other within
+"""A reading under which this share of references name an order, with no other within
 `CLOSE_SHARES`, is proposed (validated in place of the reading), not asked."""
 CLOSE_SHARES = 0.1
-TIED_SHARES = 0.01
-"""Fixes this close name the same orders (zeros stripped on either side, `#(\\d+)` or
-`(\\d{3,})` out of `Order #1042`): the first tried, the plainer, is taken."""
 MAX_CONFLICT_SHARE = 0.1
 MAX_ROWS_PER_ORDER = 20
-SAMPLE_REFERENCES = 2_000
-SAMPLE_KEYS = 200_000
-
-_LEADING = re.compile(r"^([^\d]+)\d")
-_TRAILING = re.compile(r"\d([^\d]+)$")
-
-
-@dataclass(frozen=True)
-class Fix:
-    """A change to the reading that makes more references name an order, as an edit."""
-
-    role: Role
-    reading: IdReading
-    share: float
-    payments_too: IdReading | None = None  # an orders' fix that needs the references' too
-
-    def answers(self) -> dict[str, dict[str, str]]:
-        """The fix as a person's answers (role -> reading option -> value), as an edit gives."""
-        found: dict[str, dict[str, str]] = {}
-        for role, reading in ((self.role, self.reading), (Role.PAYMENTS, self.payments_too)):
-            changed = {} if reading is None else reading.model_dump(exclude_defaults=True)
-            for name, value in changed.items():
-                found.setdefault(role.value, {})[f"id_{name}"] = (
-                    "yes" if value is True else str(value)
-                )
-        return found
-
-    def edit(self) -> str:
-        """The edit a person types (`edit payments.id_prefix=WC-`), quoted for a shell-like line."""
-        parts = []
-        for role, reading in ((self.role, self.reading), (Role.PAYMENTS, self.payments_too)):
-            changed = {} if reading is None else reading.model_dump(exclude_defaults=True)
-            for name, value in changed.items():
-                shown = "yes" if value is True else shlex.quote(str(value))
-                parts.append(f"{role.value}.id_{name}={shown}")
-        return " ".join(parts)
 
 
 def check_reading(
@@ -147,6 +103,7 @@ def _check_references(
     if multi:
         fact += f" ({multi:,} of them name several orders)"
     report.facts.append(fact)
+    report.references = [named, total]
     if named / total >= MIN_MATCH_SHARE and multi / total >= MIN_MATCH_SHARE:
         where = ", ".join(str(r) for r in row[3])
         report.warnings.append(
@@ -157,44 +114,69 @@ def _check_references(
             'e.g. payments.id_pattern="Order (\\d+)"), or map payments.order_id to another column.'
         )
         return
-    if named / total >= MIN_MATCH_SHARE:
-        return
-    message = (
-        f"Under this reading {fact}: the files do not meet, so reconciling would report "
-        "nearly every order and payment as unmatched."
-    )
-    fixes = _likely_fixes(con, mapping, named / total)
+    if named < total:
+        _weigh_readings(con, mapping, fact, named / total, report)
+
+
+def _weigh_readings(
+    con: duckdb.DuckDBPyConnection,
+    mapping: Mapping,
+    fact: str,
+    current: float,
+    report: ValidationReport,
+) -> None:
+    """Weigh the other id readings over the whole files: the one that clearly makes more
+    references name an order is proposed (`report.proposed`, validated in this one's place);
+    two close ones are asked; a better one that cannot be proposed (it merges order ids, or
+    meets too little) is named with its edit, as a warning above the gate, in the error below."""
+    failing = current < MIN_MATCH_SHARE
+    scores = score_readings(con, mapping, _named_rows(mapping), everywhere=failing)
+    fixes = scores.better
     fix = fixes[0] if fixes else None
     close = [
         f
         for f in fixes[1:]
         if fix is not None
-        and f.edit() != fix.edit()
-        and TIED_SHARES < fix.share - f.share < CLOSE_SHARES
+        and f.edit(mapping) != fix.edit(mapping)
+        and TIED_SHARES * f.total < fix.named - f.named < CLOSE_SHARES * f.total
     ]
-    if fix is not None and fix.share >= CLEAR_SHARE and not close:
-        report.proposed = fix.answers()  # the files say it: validated in this one's place
+    if fix is not None and fix.share >= CLEAR_SHARE and not close and not fix.merged:
+        report.proposed = fix.answers(mapping)  # the files say it: validated in this one's place
+        report.proposed_reading = (
+            f"{fix.named:,} of {fix.total:,} payment references name an order under: "
+            f"{fix.describe(mapping)} (edit {fix.edit(mapping)})"
+        )
     if fix is not None and close:
-        message += (
-            " Two readings come close: "
-            + "; ".join(
-                f"edit {f.edit()} ({f.share:.0%} of sampled references name an order)"
-                for f in (fix, *close)
-            )
-            + ". Say which is right."
+        said = "; ".join(
+            f"edit {f.edit(mapping)} ({f.named:,} of {f.total:,} references name an order)"
+            for f in (fix, *close)
         )
+        advice = f" Two readings come close: {said}. Say which is right."
     elif fix is not None:
-        message += (
-            f" Likely fix: edit {fix.edit()} (then {fix.share:.0%} of sampled references "
-            "name an order)."
+        merged = (
+            f"; it makes {fix.merged:,} pairs of order ids one, so it is not proposed"
+            if fix.merged
+            else ""
         )
-    else:
-        message += (
+        advice = (
+            f" Under {fix.describe(mapping)}, {fix.named:,} of {fix.total:,} would "
+            f"(edit {fix.edit(mapping)}){merged}."
+        )
+    elif failing:
+        advice = (
             " Check that payments.order_id is the column holding the order reference and "
             "orders.order_id the order's own id, or give the reference's pattern "
             "(edit payments.id_pattern=REGEX with one capture group)."
         )
-    report.errors.append(message)
+    else:
+        return
+    if failing:
+        report.errors.append(
+            f"Under this reading {fact}: the files do not meet, so reconciling would report "
+            f"nearly every order and payment as unmatched.{advice}"
+        )
+    elif not report.proposed:
+        report.warnings.append(f"Under this reading {fact}.{advice}")
 
 
 def _named_rows(mapping: Mapping) -> str:
@@ -209,82 +191,3 @@ def _named_rows(mapping: Mapping) -> str:
         f"NOT coalesce(row_kind IN {ignore}, false) "
         f"AND NOT coalesce(payment_status IN {ignore}, false)"
     )
-
-
-def _likely_fixes(con: duckdb.DuckDBPyConnection, mapping: Mapping, current: float) -> list[Fix]:
-    """The id readings, on one side, under which most sampled references name an order, the
-    best first.
-
-    References are sampled; order keys are all read (as the engine compares them), so that a
-    fix is judged against every order. An orders-side prefix P is tried as "P + reference is
-    an order key", which needs no second pass over the orders.
-    """
-    raw_refs = _texts(
-        con,
-        f"SELECT order_id FROM payments_rows WHERE order_id IS NOT NULL AND {_named_rows(mapping)} "
-        f"USING SAMPLE {SAMPLE_REFERENCES} ROWS",
-    )
-    keys = set(_texts(con, "SELECT order_key FROM order_index"))
-    if not raw_refs or not keys:
-        return []
-    pay_base = mapping.payments.options.ids or IdReading()
-    ord_base = mapping.orders.options.ids or IdReading()
-    tried: list[tuple[Fix, float]] = []
-    refs = [v.strip().lstrip("#").strip() for v in raw_refs]
-    for regex, option in ((_LEADING, "prefix"), (_TRAILING, "suffix")):
-        common = _most_common(regex, refs)
-        if common:
-            reading = pay_base.model_copy(update={option: common})
-            share = _named_share(raw_refs, reading, keys.__contains__)
-            tried.append((Fix(Role.PAYMENTS, reading, share), share))
-        common = _most_common(regex, list(keys)[:SAMPLE_REFERENCES])
-        if common:
-
-            def has(key: str, text: str = common, where: str = option) -> bool:
-                return (text + key if where == "prefix" else key + text) in keys
-
-            reading = ord_base.model_copy(update={option: common})
-            share = _named_share(raw_refs, pay_base, has)
-            tried.append((Fix(Role.ORDERS, reading, share), share))
-    for pattern in (r"#\s*(\d+)", r"(\d{3,})"):
-        reading = pay_base.model_copy(update={"pattern": pattern})
-        share = _named_share(raw_refs, reading, keys.__contains__)
-        tried.append((Fix(Role.PAYMENTS, reading, share), share))
-    zeros = {k.lstrip("0") or "0" for k in keys}
-    reading = pay_base.model_copy(update={"strip_zeros": True})
-    share = _named_share(raw_refs, reading, keys.__contains__)
-    tried.append((Fix(Role.PAYMENTS, reading, share), share))
-    # Zeros on the orders' side (`001001` for `1001`): the orders are read without them, and
-    # the references too where both sides have some.
-    orders = ord_base.model_copy(update={"strip_zeros": True})
-    share = _named_share(raw_refs, pay_base, zeros.__contains__)
-    tried.append((Fix(Role.ORDERS, orders, share), share))
-    share = _named_share(raw_refs, reading, zeros.__contains__)
-    tried.append((Fix(Role.ORDERS, orders, share, payments_too=reading), share))
-    good = [fix for fix, share in tried if share >= MIN_MATCH_SHARE and share > current]
-    return sorted(good, key=lambda fix: -fix.share)
-
-
-def _texts(con: duckdb.DuckDBPyConnection, sql: str) -> list[str]:
-    return [str(row[0]) for row in con.execute(sql).fetchall()]
-
-
-def _named_share(
-    references: list[str], reading: IdReading, is_order: Callable[[str], bool]
-) -> float:
-    """The share of references every id of which names an order (as the SQL gate counts)."""
-    named = 0
-    for value in references:
-        found = reference_keys(value, reading)
-        if found and all(is_order(k) for k in found):
-            named += 1
-    return named / len(references)
-
-
-def _most_common(regex: re.Pattern[str], values: list[str]) -> str | None:
-    """The non-digit prefix (or suffix) that most values share, if at least half of them do."""
-    found = Counter(m.group(1) for v in values if (m := regex.search(v)))
-    if not found:
-        return None
-    text, count = found.most_common(1)[0]
-    return text if count * 2 >= len(values) else None

@@ -1,16 +1,14 @@
 """Validating a reading of a case's files, and the reading the files themselves show.
 
-When the proposed reading does not meet (few references name an order) and the gates find one
-id reading that clearly makes them meet (`ValidationReport.proposed`: a prefix stripped,
-leading zeros, the reference inside free text), that reading is validated in its place and
-proposed as a confirmation, with the figure on the request, instead of asking a person to
-type what the files already say. A person's own answer for an id option is never overridden.
+When the gates find an id reading that clearly makes more references name an order
+(`ValidationReport.proposed`), it is validated in the proposed one's place and proposed as a
+confirmation with the figure (`data.evident_reading`), instead of asking a person to type what
+the files already say.
 """
 
 from __future__ import annotations
 
-import logging
-
+from agent.data.evident_reading import take_evident
 from agent.data.ingest import CsvSample
 from agent.data.mapping import Proposal
 from agent.data.normalize import ValidationReport
@@ -18,8 +16,6 @@ from agent.data.normalize.memo import ValidationMemo
 from agent.data.reconcile import connect, load_and_validate
 from agent.data.schema import Mapping, Role
 from agent.runtime.context import InvestigationContext, file_sources
-
-logger = logging.getLogger(__name__)
 
 
 def proposal_for(
@@ -54,33 +50,12 @@ def validate_by_evidence(
     proposal: Proposal,
     report: ValidationReport,
 ) -> tuple[Proposal, ValidationReport]:
-    """The reading the files show in place of `proposal`'s when its validation found one
-    (`report.proposed`) that no answer of a person's contradicts and that leaves fewer
-    problems (the files meet; anything else is still said); else `proposal` and `report` as
-    they were."""
-    if not report.proposed or not report.errors:
-        return proposal, report
-    given = {role: dict(fields) for role, fields in answers.items()}
-    for role_name, options in report.proposed.items():
-        role = Role(role_name)
-        if any(name.startswith("id_") for name in given.get(role, {})):
-            return proposal, report  # a person said how ids read: their answer stands
-        given.setdefault(role, {}).update(options)
-    evident = proposal_for(context, samples, given)
-    if evident.mapping is None:
-        return proposal, report
-    found = validate(context, evident.mapping)
-    if len(found.errors) >= len(report.errors):
-        logger.info("| the reading the files show solves nothing: asked")
-        return proposal, report
-    edits = " ".join(
-        f"{role}.{name}={value}"
-        for role, options in report.proposed.items()
-        for name, value in options.items()
+    """The reading the files show in place of `proposal`'s when its validation found one that
+    does better and no answer of a person's contradicts (`evident_reading.take_evident`)."""
+    return take_evident(
+        lambda given: proposal_for(context, samples, given),
+        lambda mapping: validate(context, mapping),
+        answers,
+        proposal,
+        report,
     )
-    found.facts.insert(
-        0,
-        f"Proposed from the files, not asked: {edits}. Without it, "
-        + next((f for f in report.facts if "payment references" in f), "few references met"),
-    )
-    return evident, found

@@ -195,7 +195,8 @@ def test_a_reading_the_files_show_is_proposed_not_asked_in_the_terminal(folder: 
     assert run.returncode == 0, run.stderr
     asked, _, after = run.stdout.partition("Approval needed")
     assert "A question before approval" not in asked
-    assert "Proposed from the files, not asked: orders.id_prefix=WC-" in after
+    assert "Proposed from the files, not asked: 30 of 30 payment references name an order" in after
+    assert "(edit orders.id_prefix=WC-)" in after
     assert "Without it, 0 of 30 payment references in wc_payments.csv name an order" in after
     assert "prefix 'WC-' removed" in after
     assert "30 of 30 payment references in wc_payments.csv name an order" in after

@@ -53,6 +53,8 @@ class ValidationMemo:
                 warnings=list(saved["warnings"]),
                 facts=list(saved["facts"]),
                 proposed={role: dict(o) for role, o in saved.get("proposed", {}).items()},
+                proposed_reading=str(saved.get("proposed_reading", "")),
+                references=[int(v) for v in saved.get("references", [])],
             )
             now = time.time()
             os.utime(path, (now, now))

@@ -36,6 +36,11 @@ class ValidationReport:
     """A reading the files themselves show (role -> reading option -> value), found when this
     one does not meet: the id reading under which most references name an order, clearly
     ahead of any other. A caller may validate it in place of this one (`gates`)."""
+    proposed_reading: str = ""
+    """`proposed` in words, with its figure (`10,988 of 11,066 references name an order under:
+    payments: prefix 'WC-' removed`), for the request that proposes it."""
+    references: list[int] = field(default_factory=list)
+    """How many payment references name an order under this reading, and of how many."""
 
     @property
     def ok(self) -> bool:
@@ -52,4 +57,6 @@ def merge(first: ValidationReport, second: ValidationReport) -> ValidationReport
         warnings=[*first.warnings, *second.warnings],
         facts=[*first.facts, *second.facts],
         proposed={**first.proposed, **second.proposed},
+        proposed_reading=first.proposed_reading or second.proposed_reading,
+        references=first.references or second.references,
     )

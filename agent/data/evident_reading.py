@@ -1,0 +1,78 @@
+"""The reading the files show, taken in place of the proposed one: a person is not asked to
+type what the files already say.
+
+When a validation finds an id reading that clearly makes more references name an order
+(`ValidationReport.proposed`, weighed over the whole files by `gates`), the proposal is made
+again with it and validated; it is kept when it does better (fewer problems, or more references
+that meet), and the request says what was proposed and the figure without it. A person's own
+answer for a role's id options is never overridden.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from agent.data.mapping import Proposal
+from agent.data.normalize import ValidationReport
+from agent.data.schema import Mapping, Role
+
+logger = logging.getLogger(__name__)
+
+MAX_EVIDENT_ROUNDS = 3
+"""Readings the files show are taken one after another (ids in any case, then leading zeros)
+while each makes more references meet; never more than this many."""
+
+
+def take_evident(
+    propose: Callable[[dict[Role, dict[str, str]]], Proposal],
+    validate: Callable[[Mapping], ValidationReport],
+    answers: dict[Role, dict[str, str]],
+    proposal: Proposal,
+    report: ValidationReport,
+) -> tuple[Proposal, ValidationReport]:
+    """The reading the files show in place of `proposal`'s when its validation found one
+    (`report.proposed`) that no answer of a person's contradicts and that does better (fewer
+    problems, or more references that name an order; anything else is still said); else
+    `proposal` and `report` as they were."""
+    given = {role: dict(fields) for role, fields in answers.items()}
+    taken: list[str] = []
+    without = next((f for f in report.facts if "payment references" in f), "")
+    for _ in range(MAX_EVIDENT_ROUNDS):
+        if not report.proposed or _answered_ids(answers, report.proposed):
+            break
+        trying = {role: dict(fields) for role, fields in given.items()}
+        for role_name, options in report.proposed.items():
+            trying.setdefault(Role(role_name), {}).update(options)
+        evident = propose(trying)
+        if evident.mapping is None:
+            break
+        found = validate(evident.mapping)
+        if not _does_better(found, report):
+            logger.info("| the reading the files show does no better: not proposed")
+            break
+        taken.append(report.proposed_reading)
+        given, proposal, report = trying, evident, found
+    if taken:
+        report.facts.insert(
+            0,
+            "Proposed from the files, not asked: "
+            + "; then ".join(taken)
+            + (f". Without it, {without}" if without else ""),
+        )
+    return proposal, report
+
+
+def _answered_ids(answers: dict[Role, dict[str, str]], proposed: dict[str, dict[str, str]]) -> bool:
+    """True when a person said how the ids of a role the proposal changes read: their answer
+    stands."""
+    return any(name.startswith("id_") for role in proposed for name in answers.get(Role(role), {}))
+
+
+def _does_better(found: ValidationReport, before: ValidationReport) -> bool:
+    """True when `found` has fewer problems than `before`, or as few and more references that
+    name an order."""
+    if len(found.errors) != len(before.errors):
+        return len(found.errors) < len(before.errors)
+    named = found.references[0] if found.references else 0
+    return named > (before.references[0] if before.references else 0)
