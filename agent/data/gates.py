@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import duckdb
 
-from agent.data.id_evidence import TIED_SHARES, score_readings
+from agent.data.id_evidence import TIED_SHARES, Fix, better_readings, references_met
 from agent.data.normalize import ValidationReport, reference_tokens_sql
 from agent.data.normalize.expressions import sql_words
 from agent.data.schema import Mapping, Role
@@ -73,28 +73,24 @@ def _check_references(
 ) -> None:
     ids = mapping.payments.options.ids
     tokens = reference_tokens_sql("order_id", ids)
+    met = references_met(con, mapping, _named_rows(mapping))
+    total, named = met.total, met.named
+    if not total:
+        return
+    # Of the references that name orders, those that name several (as the engine reads them).
     row = con.execute(
         f"""
-        WITH keys AS (SELECT order_key FROM order_index),
-        refs AS (SELECT rowid AS r, ref_key, several_refs, order_id FROM payments_rows
-                 WHERE order_id IS NOT NULL AND {_named_rows(mapping)}),
-        several AS (
+        WITH several AS (
             SELECT x.r, count(DISTINCT x.t) AS orders
-            FROM (SELECT r, unnest({tokens}) AS t FROM refs WHERE several_refs) x
-            LEFT JOIN keys k ON k.order_key = x.t
-            GROUP BY x.r HAVING bool_and(k.order_key IS NOT NULL))
-        SELECT (SELECT count(*) FROM refs),
-               (SELECT count(*) FROM refs WHERE NOT coalesce(several_refs, false)
-                  AND ref_key IN (SELECT order_key FROM keys))
-             + (SELECT count(*) FROM several),
-               (SELECT count(*) FROM several WHERE orders > 1),
-               (SELECT list(r + 1 ORDER BY r)[1:5] FROM several WHERE orders > 1)
+            FROM (SELECT rowid AS r, unnest({tokens}) AS t FROM payments_rows
+                  WHERE several_refs AND order_id IS NOT NULL AND {_named_rows(mapping)}) x
+            LEFT JOIN order_index k ON k.order_key = x.t
+            GROUP BY x.r HAVING bool_and(k.order_key IS NOT NULL) AND count(DISTINCT x.t) > 1)
+        SELECT count(*), list(r + 1 ORDER BY r)[1:5] FROM several
         """
     ).fetchone()
     assert row is not None
-    total, named, multi = int(row[0]), int(row[1]), int(row[2])
-    if not total:
-        return
+    multi = int(row[0])
     orders_name, payments_name = names[Role.ORDERS], names[Role.PAYMENTS]
     fact = (
         f"{named:,} of {total:,} payment references in {payments_name} "
@@ -105,7 +101,7 @@ def _check_references(
     report.facts.append(fact)
     report.references = [named, total]
     if named / total >= MIN_MATCH_SHARE and multi / total >= MIN_MATCH_SHARE:
-        where = ", ".join(str(r) for r in row[3])
+        where = ", ".join(str(r) for r in row[1])
         report.warnings.append(
             f"Under this reading {fact}, e.g. rows {where}: reconciling reports most payments "
             "as multi_order_payment. If a payment seldom pays several orders here, other "
@@ -115,23 +111,22 @@ def _check_references(
         )
         return
     if named < total:
-        _weigh_readings(con, mapping, fact, named / total, report)
+        _weigh_readings(con, mapping, met, fact, report)
 
 
 def _weigh_readings(
     con: duckdb.DuckDBPyConnection,
     mapping: Mapping,
+    met: Fix,
     fact: str,
-    current: float,
     report: ValidationReport,
 ) -> None:
     """Weigh the other id readings over the whole files: the one that clearly makes more
     references name an order is proposed (`report.proposed`, validated in this one's place);
     two close ones are asked; a better one that cannot be proposed (it merges order ids, or
     meets too little) is named with its edit, as a warning above the gate, in the error below."""
-    failing = current < MIN_MATCH_SHARE
-    scores = score_readings(con, mapping, _named_rows(mapping), everywhere=failing)
-    fixes = scores.better
+    failing = met.share < MIN_MATCH_SHARE
+    fixes = better_readings(con, mapping, met, _named_rows(mapping), everywhere=failing)
     fix = fixes[0] if fixes else None
     close = [
         f

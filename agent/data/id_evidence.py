@@ -17,7 +17,11 @@ from dataclasses import dataclass
 
 import duckdb
 
-from agent.data.normalize.expressions import key_sql, reference_tokens_sql, sql_text
+from agent.data.normalize.expressions import (
+    reference_tokens_sql,
+    spreadsheet_number_sql,
+    sql_text,
+)
 from agent.data.schema import IdReading, Mapping, Role
 
 TIED_SHARES = 0.01
@@ -27,7 +31,15 @@ MIN_SHARE_OF_ANY = 0.5
 """A reading must make this share of a prefix's or a suffix's references carry it to be tried."""
 FREE_TEXT_SHARE = 0.5
 """References holding a space this often are free text: a pattern inside them is tried."""
-_EQUALISING = ("ignore_case", "strip_zeros", "excel_numbers")
+_EQUALISING = {
+    "ignore_case": "[a-zA-Z]",
+    "strip_zeros": "(^|[^0-9])0[0-9]",
+    "excel_numbers": "[0-9]\\.0|[0-9][eE]\\+?[0-9]",
+}
+"""The readings that only make more ids equal, each with what an id must show for it to matter."""
+KEY_SAMPLE = 20_000
+_PREFIX = "^#?\\s*([^0-9#\\s][^0-9]*)[0-9]"
+_SUFFIX = "[0-9]([^0-9]+)$"
 _PATTERNS = (r"#\s*(\d+)", r"(\d{3,})")
 _WORDS = {
     "ignore_case": "ids compared in any case",
@@ -102,68 +114,98 @@ def _option_text(value: object) -> str:
     return "" if value is None else str(value)
 
 
-@dataclass(frozen=True)
-class Scores:
-    """The proposed reading's figure and every other reading that names more, the best first."""
-
-    current: Fix
-    better: list[Fix]
-
-
-def score_readings(
-    con: duckdb.DuckDBPyConnection, mapping: Mapping, named_rows: str, *, everywhere: bool
-) -> Scores:
-    """The readings that make more payment references name an order than `mapping`'s, scored
-    over the whole loaded files (`order_index`, `payments_rows`).
+def references_met(con: duckdb.DuckDBPyConnection, mapping: Mapping, named_rows: str) -> Fix:
+    """How many payment references name an order under `mapping`'s reading, of how many;
+    the ones that do not are kept (`id_unmet`) for `better_readings`.
 
     `named_rows` is the SQL condition on the payment rows whose reference should name an order.
-    With `everywhere`, the readings that change how references split (a pattern, a prefix, a
-    reference read whole) are tried too, as when the proposed reading meets on few references;
-    otherwise those only where the references that do not meet show them.
     """
     ord0 = mapping.orders.options.ids or IdReading()
     pay0 = mapping.payments.options.ids or IdReading()
     rows = f"FROM payments_rows WHERE order_id IS NOT NULL AND {named_rows}"
     total = _sum(con, f"SELECT count(*) {rows}")
-    # The references that may not meet: one id that is no order key, or several ids (whose
-    # tokens are read here, for these rows only, as the gate reads them).
+    # The references that do not meet: one id that is no order key, or several ids not all
+    # of which are (their tokens read here, for these rows only, as the engine reads them).
     con.execute(
-        "CREATE OR REPLACE TEMP TABLE id_unmet AS SELECT order_id AS ref, count(*) AS n "
-        f"{rows} AND (coalesce(several_refs, false) OR ref_key IS NULL "
-        "OR ref_key NOT IN (SELECT order_key FROM order_index)) GROUP BY 1"
+        "CREATE OR REPLACE TEMP TABLE id_unmet AS SELECT p.order_id AS ref, count(*) AS n "
+        f"FROM (SELECT order_id, ref_key, several_refs {rows}) p "
+        "LEFT JOIN order_index k ON k.order_key = p.ref_key "
+        "WHERE coalesce(p.several_refs, false) OR k.order_key IS NULL GROUP BY 1"
     )
-    unmet = _sum(con, "SELECT sum(n) FROM id_unmet")
-    met = total - unmet
-    current = Fix(ord0, pay0, met + _score(con, "id_unmet", IdReading(), pay0)[0], total)
-    if current.named == total:
-        return Scores(current, [])
+    con.execute(
+        "DELETE FROM id_unmet WHERE ref IN "
+        f"(SELECT ref FROM ({_named('id_unmet', IdReading(), pay0)}))"
+    )
+    return Fix(ord0, pay0, total - _sum(con, "SELECT sum(n) FROM id_unmet"), total)
+
+
+def better_readings(
+    con: duckdb.DuckDBPyConnection,
+    mapping: Mapping,
+    current: Fix,
+    named_rows: str,
+    *,
+    everywhere: bool,
+) -> list[Fix]:
+    """The readings that make more payment references name an order than `current` (from
+    `references_met`), scored over the whole loaded files, the best first.
+
+    With `everywhere`, a reference's pattern inside free text is tried whatever the references
+    look like, as when the proposed reading meets on few of them; otherwise only the readings
+    the references that do not meet show a reason for.
+    """
+    ord0, pay0, total = current.orders, current.payments, current.total
+    rows = f"FROM payments_rows WHERE order_id IS NOT NULL AND {named_rows}"
+    unmet = total - current.named
+    if not unmet:
+        return []
+    # Order keys in no particular order (`order_index` is grouped): enough to see their form.
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE id_key_sample AS "
+        f"SELECT order_key AS v, 1 AS n FROM order_index LIMIT {KEY_SAMPLE}"
+    )
     tried: list[Fix] = []
-    for name in _EQUALISING:
-        if getattr(ord0, name) and getattr(pay0, name):
+    for name, shows in _EQUALISING.items():
+        if (getattr(ord0, name) and getattr(pay0, name)) or not _shown(con, shows):
             continue
         pays = pay0.model_copy(update={name: True})
         named, merged = _score(con, "id_unmet", IdReading.model_validate({name: True}), pays)
         ords = ord0.model_copy(update={name: True})
-        tried.append(Fix(ords, pays, met + named, total, merged))
-    reshaping = _reshaping(con, ord0, pay0, everywhere=everywhere)
-    if reshaping:
-        refs = f"SELECT order_id AS ref, count(*) AS n {rows} GROUP BY 1"
-        con.execute(f"CREATE OR REPLACE TEMP TABLE id_refs AS {refs}")
-    for extra, pays in reshaping:
-        named, merged = _score(con, "id_refs", extra, pays)
+        tried.append(Fix(ords, pays, current.named + named, total, merged))
+    for extra, pays, touches in _reshaping(con, ord0, pay0, everywhere=everywhere):
+        # The references it may change that meet now are scored again with the unmet ones.
+        touched = (
+            f"SELECT * FROM (SELECT order_id AS ref, count(*) AS n {rows} AND ({touches}) "
+            "GROUP BY 1) ANTI JOIN id_unmet USING (ref) UNION ALL SELECT * FROM id_unmet"
+        )
+        con.execute(f"CREATE OR REPLACE TEMP TABLE id_touched AS {touched}")
+        named, merged = _score(con, "id_touched", extra, pays)
+        again = _sum(con, "SELECT sum(n) FROM id_touched") - unmet
         ords = ord0.model_copy(update=extra.model_dump(exclude_defaults=True))
-        tried.append(Fix(ords, pays, named, total, merged))
+        tried.append(Fix(ords, pays, current.named - again + named, total, merged))
     better = [fix for fix in tried if fix.named > current.named]
-    return Scores(current, sorted(better, key=lambda fix: -fix.named))
+    return sorted(better, key=lambda fix: -fix.named)
+
+
+def _shown(con: duckdb.DuckDBPyConnection, pattern: str) -> bool:
+    """True when some reference that does not meet, or some order key of a sample, holds
+    `pattern`: a reading about what no id shows is not tried."""
+    found = sql_text(pattern)
+    row = con.execute(
+        f"SELECT EXISTS (SELECT 1 FROM id_unmet WHERE regexp_matches(ref, {found})) "
+        f"OR EXISTS (SELECT 1 FROM id_key_sample WHERE regexp_matches(v, {found}))"
+    ).fetchone()
+    return bool(row and row[0])
 
 
 def _reshaping(
     con: duckdb.DuckDBPyConnection, ord0: IdReading, pay0: IdReading, *, everywhere: bool
-) -> list[tuple[IdReading, IdReading]]:
+) -> list[tuple[IdReading, IdReading, str]]:
     """The readings that change how references split or what they are compared with, where
     the files show a reason to try them (a shared prefix, separators, free text): each as the
-    change to the order keys and the payments' whole reading."""
-    found: list[tuple[IdReading, IdReading]] = []
+    change to the order keys, the payments' whole reading, and the SQL condition on the
+    payment rows whose reference it may read otherwise."""
+    found: list[tuple[IdReading, IdReading, str]] = []
     row = con.execute(
         "SELECT sum(n) FILTER (WHERE regexp_matches(trim(ref), '[,;|/&+]|\\S\\s+\\S')), "
         "sum(n) FILTER (WHERE regexp_matches(trim(ref), '\\S\\s+\\S')), sum(n) FROM id_unmet"
@@ -172,17 +214,20 @@ def _reshaping(
     separated, spaced, unmet = (int(v or 0) for v in row)
     plain = IdReading()
     if not pay0.pattern and not pay0.whole and separated * 2 >= unmet:
-        found.append((plain, pay0.model_copy(update={"whole": True})))
-    keys = "SELECT order_key AS v, 1 AS n FROM order_index USING SAMPLE 20000 ROWS"
-    for side, where in (("prefix", "^#?\\s*([^0-9]+)[0-9]"), ("suffix", "[0-9]([^0-9]+)$")):
-        text = _most_common(con, "SELECT trim(ref) AS v, n FROM id_unmet", where)
+        found.append((plain, pay0.model_copy(update={"whole": True}), "several_refs"))
+    refs = "SELECT trim(ref) AS v, n FROM id_unmet"
+    keys = "SELECT v, n FROM id_key_sample"
+    for side, where in (("prefix", _PREFIX), ("suffix", _SUFFIX)):
+        text = _most_common(con, refs, where)
         if text and not getattr(pay0, side):
-            found.append((plain, pay0.model_copy(update={side: text})))
+            touches = f"contains(order_id, {sql_text(text)})"
+            found.append((plain, pay0.model_copy(update={side: text}), touches))
         text = _most_common(con, keys, where)
-        if text and not getattr(ord0, side):
-            found.append((IdReading.model_validate({side: text}), pay0))
+        if text and not getattr(ord0, side) and _most_common(con, refs, where) != text:
+            touches = f"contains(order_id, {sql_text(text)})"
+            found.append((IdReading.model_validate({side: text}), pay0, touches))
     if not pay0.pattern and (everywhere or spaced * 2 >= unmet):
-        found.extend((plain, pay0.model_copy(update={"pattern": p})) for p in _PATTERNS)
+        found.extend((plain, pay0.model_copy(update={"pattern": p}), "true") for p in _PATTERNS)
     return found
 
 
@@ -198,6 +243,17 @@ def _most_common(con: duckdb.DuckDBPyConnection, values: str, where: str) -> str
     return str(row[0]).strip() or None
 
 
+def _named(refs: str, extra: IdReading, pays: IdReading) -> str:
+    """The references of `refs` every id of which names an order when the order keys are
+    read further by `extra` and the references by `pays`."""
+    tokens = f"SELECT ref, unnest({reference_tokens_sql('ref', pays)}) AS tok FROM {refs}"
+    key = "order_key" if extra.is_plain else _lean_key(extra)
+    return (
+        f"SELECT t.ref FROM ({tokens}) t LEFT JOIN (SELECT {key} AS key FROM order_index) k "
+        "ON k.key = t.tok GROUP BY t.ref HAVING bool_and(k.key IS NOT NULL)"
+    )
+
+
 def _score(
     con: duckdb.DuckDBPyConnection, refs: str, extra: IdReading, pays: IdReading
 ) -> tuple[int, int]:
@@ -205,7 +261,7 @@ def _score(
     further by `extra` and the references by `pays`; and how many order ids `extra` merges
     among the keys those ids meet."""
     tokens = f"SELECT ref, unnest({reference_tokens_sql('ref', pays)}) AS tok FROM {refs}"
-    key = "order_key" if extra.is_plain else key_sql("order_key", extra)
+    key = "order_key" if extra.is_plain else _lean_key(extra)
     row = con.execute(
         f"""
         WITH t AS MATERIALIZED ({tokens}),
@@ -219,6 +275,31 @@ def _score(
     ).fetchone()
     assert row is not None
     return int(row[0] or 0), int(row[1] or 0)
+
+
+def _lean_key(extra: IdReading) -> str:
+    """`order_key` (an id already read as the proposed reading reads it) read further by
+    `extra`, as `key_sql` would, with the cheap test first: every order key is read."""
+    key = "order_key"
+    if extra.excel_numbers:
+        key = (
+            f"(CASE WHEN contains({key}, '.') OR contains({key}, 'E') OR contains({key}, 'e') "
+            f"THEN {spreadsheet_number_sql(key)} ELSE {key} END)"
+        )
+    if extra.ignore_case:
+        key = f"lower({key})"
+    if extra.prefix:
+        text = sql_text(extra.prefix)
+        cut = f"substr({key}, {len(extra.prefix) + 1})"
+        key = f"(CASE WHEN prefix({key}, {text}) THEN {cut} ELSE {key} END)"
+    if extra.suffix:
+        text = sql_text(extra.suffix)
+        cut = f"left({key}, length({key}) - {len(extra.suffix)})"
+        key = f"(CASE WHEN suffix({key}, {text}) THEN {cut} ELSE {key} END)"
+    if extra.strip_zeros:
+        cut = f"coalesce(NULLIF(ltrim({key}, '0'), ''), '0')"
+        key = f"(CASE WHEN prefix({key}, '0') THEN {cut} ELSE {key} END)"
+    return key
 
 
 def _sum(con: duckdb.DuckDBPyConnection, sql: str) -> int:
