@@ -20,7 +20,8 @@ from typing import Any
 
 import pytest
 
-from agent.data.ingest import inspect_csv
+from agent.data.evident_reading import take_evident
+from agent.data.ingest import CsvSample, inspect_csv
 from agent.data.mapping import Proposal, infer_mapping
 from agent.data.normalize import ValidationReport
 from agent.data.pipeline import run_job
@@ -46,9 +47,6 @@ class Asked:
 GIVEN: dict[str, dict[Role, dict[str, str]]] = {
     "lang_pl": {Role.ORDERS: {"currency": "PLN"}},
     "lang_sv": {Role.ORDERS: {"currency": "SEK"}},
-    # The order number inside a statement's Title (`Refund to buyer for Order #3522077086`):
-    # proposing it from the files when most titles already meet is issue 37's near miss.
-    "etsy": {Role.PAYMENTS: {"id_pattern": r"Order #(\d+)"}},
 }
 # Values no word of the vocabulary names: asked, with a proposal where the codes are published.
 ASKED: dict[str, Asked] = {
@@ -69,9 +67,11 @@ ASKED: dict[str, Asked] = {
         },
     ),
 }
-# Ids written with separators (`INV/2025/00041`) do not meet yet: issue 37's key discovery.
+# The id reading each pair's files show, proposed with its figure instead of asked.
+EVIDENT = {
+    "odoo_paypal": "(edit payments.id_whole=yes)",
+}
 NOT_YET = {
-    "odoo_paypal": "ids with separators (INV/2025/00041) never meet: issue 37",
     "lang_pl": "an amount written with a currency word (199,60 zł) does not read yet",
     "lang_sv": "an amount written with a currency word (199,60 kr) does not read yet",
 }
@@ -107,13 +107,16 @@ def _answers(name: str, truth: dict[str, Any], *more: dict[Role, dict[str, str]]
     return answers
 
 
-def _propose(name: str, truth: dict[str, Any], *more: dict[Role, dict[str, str]]) -> Proposal:
+def _samples(truth: dict[str, Any]) -> tuple[CsvSample, CsvSample]:
     orders, payments = MEANINGS / truth["orders"], MEANINGS / truth["payments"]
-    return infer_mapping(
+    return (
         inspect_csv(orders, orders.name, max_bytes=LIMIT),
         inspect_csv(payments, payments.name, max_bytes=LIMIT),
-        answers=_answers(name, truth, *more),
     )
+
+
+def _propose(name: str, truth: dict[str, Any], *more: dict[Role, dict[str, str]]) -> Proposal:
+    return infer_mapping(*_samples(truth), answers=_answers(name, truth, *more))
 
 
 def _files(truth: dict[str, Any]) -> dict[Role, tuple[Path, str]]:
@@ -134,9 +137,21 @@ def test_every_value_is_read_as_the_truth_says_and_the_pair_reconciles_to_its_co
     truth = _truth(name)
     proposal = _propose(name, truth)
     assert proposal.clarifications == []
+    assert proposal.mapping is not None
+    # As the bot does: a reading of the ids the files show (a title's `Order #(\d+)`, ids
+    # with separators read whole) is validated in the proposed one's place, not asked.
+    proposal, report = take_evident(
+        lambda given: infer_mapping(*_samples(truth), answers=given),
+        lambda mapping: _validate(truth, mapping),
+        _answers(name, truth),
+        proposal,
+        _validate(truth, proposal.mapping),
+    )
     mapping = proposal.mapping
     assert mapping is not None
-    report = _validate(truth, mapping)
+    evident = EVIDENT.get(name)
+    proposed = [f for f in report.facts if f.startswith("Proposed from the files, not asked")]
+    assert (len(proposed) == 1 and evident in proposed[0]) if evident else not proposed, proposed
     asked = ASKED.get(name)
     if asked is not None:
         # The values with no meaning stop the approval, named with what they could be...
