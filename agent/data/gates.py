@@ -10,9 +10,17 @@ at any rate, not only when (almost) nothing meets.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import duckdb
 
-from agent.data.id_evidence import TIED_SHARES, Fix, better_readings, references_met
+from agent.data.id_evidence import (
+    TIED_SHARES,
+    Fix,
+    better_readings,
+    merged_orders,
+    references_met,
+)
 from agent.data.normalize import ValidationReport, reference_tokens_sql
 from agent.data.normalize.expressions import sql_words
 from agent.data.schema import Mapping, Role
@@ -136,6 +144,8 @@ def _weigh_readings(
         and TIED_SHARES * f.total < fix.named - f.named < CLOSE_SHARES * f.total
     ]
     if fix is not None and fix.share >= CLEAR_SHARE and not close and not fix.merged:
+        fix = replace(fix, merged=merged_orders(con, met, fix))
+    if fix is not None and fix.share >= CLEAR_SHARE and not close and not fix.merged:
         report.proposed = fix.answers(mapping)  # the files say it: validated in this one's place
         report.proposed_reading = (
             f"{fix.named:,} of {fix.total:,} payment references name an order under: "
@@ -149,7 +159,7 @@ def _weigh_readings(
         advice = f" Two readings come close: {said}. Say which is right."
     elif fix is not None:
         merged = (
-            f"; it makes {fix.merged:,} pairs of order ids one, so it is not proposed"
+            f"; it would read {fix.merged:,} order ids as another order's, so it is not proposed"
             if fix.merged
             else ""
         )

@@ -187,6 +187,21 @@ def better_readings(
     return sorted(better, key=lambda fix: -fix.named)
 
 
+def merged_orders(con: duckdb.DuckDBPyConnection, current: Fix, fix: Fix) -> int:
+    """How many order ids `fix` makes one with another over the whole orders file (`AB-7` and
+    `ab-7` in any case, `WC-7` and `7` without a prefix): checked before a reading is
+    proposed, since `better_readings` counts merges only among the keys references meet."""
+    changed = {
+        name: value
+        for name, value in fix.orders.model_dump().items()
+        if getattr(current.orders, name) != value and name != "pattern"
+    }
+    if not changed:
+        return 0
+    key = _lean_key(IdReading.model_validate(changed))
+    return _sum(con, f"SELECT count(*) - count(DISTINCT {key}) FROM order_index")
+
+
 def _shown(con: duckdb.DuckDBPyConnection, pattern: str) -> bool:
     """True when some reference that does not meet, or some order key of a sample, holds
     `pattern`: a reading about what no id shows is not tried."""
