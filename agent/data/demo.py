@@ -79,6 +79,11 @@ _CASES: list[tuple[str, int]] = [
 # Stray captures name order numbers this far past the real ones: never a real order, at any
 # size (9,000,000 + n did, once a file had nine million orders).
 STRAY_BASE = 10**12
+SHOP_PREFIX = "SH"
+"""The shop's order-name prefix (Shopify's *Order ID format*): order names read `#SH1042`."""
+_TYPED_BY_HAND = 0.03
+"""The share of references typed by hand, in lower case between spaces (` sh1042 `): the bot
+proposes ids compared in any case from the files, with the figure, and asks nothing."""
 _CAPTURE_WITHOUT_ORDER_PER_1000 = 15
 
 CATEGORY_IDS = [
@@ -161,13 +166,23 @@ def _money(minor: int, exponent: int, *, thousands: bool) -> str:
     return f"{sign}{whole_text}.{frac:0{exponent}d}" if exponent else f"{sign}{whole_text}"
 
 
+def order_name(number: int) -> str:
+    """The name of order `number` as the shop writes it: Shopify's `#` and the shop's prefix."""
+    return f"#{SHOP_PREFIX}{number}"
+
+
 def _reference(rng: random.Random, number: int) -> str:
+    """A payment's reference to order `number`, written as references are: mostly the order's
+    name, sometimes without its `#` or between spaces, and a few typed by hand in lower case."""
     style = rng.random()
+    name = order_name(number)
     if style < 0.6:
-        return f"#{number}"
+        return name
     if style < 0.8:
-        return f" {number} "
-    return str(number)
+        return f" {name[1:]} "
+    if style < 1 - _TYPED_BY_HAND:
+        return name[1:]
+    return f" {name[1:].lower()} "
 
 
 def generate(rows: int, out: Path, seed: int = 7) -> dict[str, object]:
@@ -251,7 +266,7 @@ def generate(rows: int, out: Path, seed: int = 7) -> dict[str, object]:
                 continue
             first_number, _, _, first_total, _, _ = pending_multi
             pending_multi = None
-            both = f"#{first_number}, #{order_number}"
+            both = f"{order_name(first_number)}, {order_name(order_number)}"
             _write_payment(writer, both, first_total + total, exp, code, paid_at, email)
             counts["multi_order_payment"] += 1
             continue
@@ -265,7 +280,7 @@ def generate(rows: int, out: Path, seed: int = 7) -> dict[str, object]:
             counts["capture_without_order"] += 1
     if pending_multi is not None:  # an unpaired half: pay it alone, as an ordinary order
         number, code, exp, total, paid_at, email = pending_multi
-        _write_payment(writer, f"#{number}", total, exp, code, paid_at, email)
+        _write_payment(writer, order_name(number), total, exp, code, paid_at, email)
         legit["ok_single"] = legit.get("ok_single", 0) + 1
     _write_csv(out / "orders.csv", ORDER_COLUMNS, writer.orders, encoding="utf-8-sig")
     _write_csv(out / "payments.csv", PAYMENT_COLUMNS, writer.payments, encoding="utf-8")
@@ -306,7 +321,7 @@ def _write_order(
         if index == 0:
             writer.orders.append(
                 [
-                    f"#{number}",
+                    order_name(number),
                     email,
                     status,
                     local.strftime("%Y-%m-%d %H:%M:%S %z"),
@@ -319,7 +334,7 @@ def _write_order(
                 ]
             )
         else:
-            writer.orders.append([f"#{number}", email, "", "", "", "", "", "", *item, ""])
+            writer.orders.append([order_name(number), email, "", "", "", "", "", "", *item, ""])
 
 
 def _write_payment(

@@ -8,12 +8,14 @@ from pathlib import Path
 import pytest
 
 from agent.data.demo import CATEGORY_IDS, generate, stray_reference
+from agent.data.evident_reading import take_evident
 from agent.data.ingest import inspect_csv
 from agent.data.mapping import infer_mapping
+from agent.data.normalize import ValidationReport
 from agent.data.pipeline import run_job
 from agent.data.policy import Policy
 from agent.data.reconcile import connect, load_and_validate
-from agent.data.schema import Role
+from agent.data.schema import Mapping, Role
 
 
 @pytest.fixture(scope="module")
@@ -37,20 +39,36 @@ def test_100k_orders_reconcile_to_exactly_the_truth(demo: Path, tmp_path: Path) 
     new_in_ledger = {"unreadable_row", "conflicting_duplicate_order"}
     assert all(count > 0 for c, count in truth["findings"].items() if c not in new_in_ledger)
     limit = 1 << 30
-    proposal = infer_mapping(
+    samples = (
         inspect_csv(demo / "payments.csv", "payments.csv", max_bytes=limit),
         inspect_csv(demo / "orders.csv", "orders.csv", max_bytes=limit),
     )
+    proposal = infer_mapping(*samples)
     assert proposal.clarifications == []
-    mapping = proposal.mapping
-    assert mapping is not None
+    assert proposal.mapping is not None
     files = {
         Role.ORDERS: (demo / "orders.csv", "orders.csv"),
         Role.PAYMENTS: (demo / "payments.csv", "payments.csv"),
     }
-    report = load_and_validate(connect(), files, mapping, policy=Policy())
+
+    def validate(mapping: Mapping) -> ValidationReport:
+        return load_and_validate(connect(), files, mapping, policy=Policy())
+
+    # A few references typed by hand in lower case (` sh1042 `): the files show that ids are
+    # compared in any case, and the bot proposes it with the figure, asking nothing.
+    proposal, report = take_evident(
+        lambda given: infer_mapping(*samples, answers=given),
+        validate,
+        {},
+        proposal,
+        validate(proposal.mapping),
+    )
+    mapping = proposal.mapping
+    assert mapping is not None
     assert report.ok
     assert report.warnings == []
+    [proposed] = [f for f in report.facts if f.startswith("Proposed from the files, not asked")]
+    assert "ids compared in any case" in proposed
     result = run_job(files, mapping, Policy(), tmp_path / "exceptions.csv")
     summary = result.reconciliation.summary()
     assert summary.counts == truth["findings"]

@@ -73,7 +73,7 @@ def _validate(
         (
             [f"00{1000 + i}" for i in range(N)],
             [str(1000 + i) for i in range(N)],
-            "edit orders.id_strip_zeros=yes (",
+            "edit orders.id_strip_zeros=yes payments.id_strip_zeros=yes)",
             {Role.ORDERS: {"id_strip_zeros": "yes"}},
         ),
         (
