@@ -3,7 +3,9 @@
 Inspecting a file (reading its head, deciding its layout, parsing its first records) is asked
 for at the upload, by the agent's inspection, by the first read of the case and by each
 validation; inferring the mapping of a pair of files by the inspection, the first read and the
-validation. This keeps both, so each is done once per process.
+validation. This keeps both, so each is done once per process. A sample is kept by the file's
+digest and the line of its header (detected, or a person's `header_row` answer), so two
+answers about one file never share a sample.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from agent.data.cache import Fetch
-from agent.data.ingest import HEAD_BYTES, CsvSample, inspect_head
+from agent.data.ingest import HEAD_BYTES, CsvSample, inspect_head, reheaded
 from agent.data.mapping import Comparisons, Proposal, infer_mapping
 from agent.data.schema import Role
 from agent.data.vocabulary import BUILTIN, Vocabulary
@@ -50,7 +52,8 @@ class SampleCache:
         """The words inference reads status and kind values by: the policy's in force."""
         self.folder = folder
         self.max_age = max_age
-        self._samples: OrderedDict[str, CsvSample] = OrderedDict()
+        self._samples: OrderedDict[tuple[str, int | None], CsvSample] = OrderedDict()
+        """Samples by the file's digest and the header line a person gave (None: detected)."""
         self._proposals: OrderedDict[str, Proposal] = OrderedDict()
         self.comparisons = Comparisons()
         """What inference compared of the latest pairs of samples: an edit infers again on it."""
@@ -64,18 +67,47 @@ class SampleCache:
     ) -> Proposal:
         """`infer_mapping` of two sampled files (their digests name them) under `answers`,
         inferred once per process: the agent's inspection and the validation after it ask
-        for the same proposal. Raises what `infer_mapping` raises (never remembered)."""
+        for the same proposal. A `header_row` answer reads its file's sample again, kept here
+        by digest and line (`reheaded`). Raises what `infer_mapping` raises (never
+        remembered)."""
         key = _proposal_key(samples, digests, answers)
         with self._lock:
             found = self._proposals.get(key)
             if found is not None:
                 self._proposals.move_to_end(key)
                 return found
+
+        def reheader(sample: CsvSample, header_row: int) -> CsvSample:
+            digest = digests[0] if sample is samples[0] else digests[1]
+            return self.reheaded(digest, sample, header_row)
+
         found = infer_mapping(
-            *samples, answers=answers, memo=self.comparisons, vocabulary=self.vocabulary
+            *samples,
+            answers=answers,
+            memo=self.comparisons,
+            vocabulary=self.vocabulary,
+            reheader=reheader,
         )
         self._remember_proposal(key, found)
         return found
+
+    def reheaded(self, digest: str, sample: CsvSample, header_row: int) -> CsvSample:
+        """`sample` (of the file with `digest`) read again with its header on line
+        `header_row` (`ingest.reheaded`), once per file, line and process: an edit's proposal,
+        its validation and the first read after it infer on the same sample object, so what
+        inference compared of it is reused (`Comparisons`). Raises what `reheaded` raises
+        (never remembered)."""
+        if sample.layout.header_line + 1 == header_row:
+            return sample
+        key: tuple[str, int | None] = (digest, header_row)
+        with self._lock:
+            found = self._samples.get(key)
+            if found is not None:
+                self._samples.move_to_end(key)
+        if found is None:
+            found = reheaded(sample, header_row)
+            self._remember_sample(key, found)
+        return _named(found, sample.layout.file_name)
 
     def keep_proposal(
         self,
@@ -99,32 +131,41 @@ class SampleCache:
         """Remember `found`, the sample `inspect_head` made of the file with `digest` from its
         first bytes `head` (`size` bytes in all) while the file was being stored, as `sample`
         would have: in memory, and the head on disk for other processes."""
-        with self._lock:
-            self._samples[digest] = found
-            self._samples.move_to_end(digest)
-            while len(self._samples) > self.size:
-                self._samples.popitem(last=False)
+        self._remember_sample((digest, None), found)
         if self.folder is not None:
             self._keep(digest.removeprefix("sha256:"), head[:HEAD_BYTES], size)
 
-    def sample(self, digest: str, file_name: str, fetch: Fetch) -> CsvSample:
-        """The sample of the file with `digest` (`inspect_csv`), its layout named `file_name`.
+    def sample(
+        self, digest: str, file_name: str, fetch: Fetch, *, header_row: int | None = None
+    ) -> CsvSample:
+        """The sample of the file with `digest` (`inspect_csv`), its layout named `file_name`;
+        with `header_row`, read with the header on that line (a person's answer), kept apart
+        from the detected one.
 
-        Raises the typed input errors of `inspect_csv` (never remembered)."""
+        Raises the typed input errors of `inspect_csv`, and MappingError for a `header_row`
+        that cannot be the header (never remembered)."""
+        key = (digest, header_row)
         with self._lock:
-            found = self._samples.get(digest)
+            found = self._samples.get(key)
             if found is not None:
-                self._samples.move_to_end(digest)
+                self._samples.move_to_end(key)
         if found is None:
-            head, size = self._head(digest, fetch)
-            found = inspect_head(head, size, file_name)
             with self._lock:
-                self._samples[digest] = found
-                while len(self._samples) > self.size:
-                    self._samples.popitem(last=False)
-        if found.layout.file_name == file_name:
-            return found
-        return replace(found, layout=replace(found.layout, file_name=file_name))
+                detected = self._samples.get((digest, None))
+            if header_row is not None and detected is not None and detected.head:
+                found = self.reheaded(digest, detected, header_row)
+            else:
+                head, size = self._head(digest, fetch)
+                found = inspect_head(head, size, file_name, header_row=header_row)
+                self._remember_sample(key, found)
+        return _named(found, file_name)
+
+    def _remember_sample(self, key: tuple[str, int | None], found: CsvSample) -> None:
+        with self._lock:
+            self._samples[key] = found
+            self._samples.move_to_end(key)
+            while len(self._samples) > self.size:
+                self._samples.popitem(last=False)
 
     def _head(self, digest: str, fetch: Fetch) -> tuple[bytes, int]:
         """The file's first `HEAD_BYTES` and its size: kept on disk, or read and kept."""
@@ -160,6 +201,13 @@ class SampleCache:
                     kept.unlink(missing_ok=True)
         except OSError:
             logger.warning("folder=<%s> | a file's head was not kept", self.folder)
+
+
+def _named(found: CsvSample, file_name: str) -> CsvSample:
+    """`found` with its layout named `file_name` (the name a case gave the file)."""
+    if found.layout.file_name == file_name:
+        return found
+    return replace(found, layout=replace(found.layout, file_name=file_name))
 
 
 def _proposal_key(

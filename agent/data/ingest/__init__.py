@@ -11,7 +11,9 @@ The parts, each in its own module:
 
 - `layout`: `CsvLayout`, `CsvSample`, the header record, and the layout approved options give.
 - `detect`: `inspect_csv`, which decides the layout (encoding, delimiter, preamble, header)
-  from the first bytes and samples the first records.
+  from the first bytes and samples the first records, and `reheaded`, a sample read again with
+  the header on the line a person gave (`header_row`).
+- `chosen_header`: the records of a head read from the header line a person gave.
 - `reader`: the DuckDB source file and `read_csv_sql` expression.
 - `columnar`: `build_columns`, a whole file parsed once into text columns in Parquet (hashed and
   counted while it is parsed), `load_columns` and `read_table`.
@@ -32,6 +34,7 @@ from agent.data.ingest.detect import (
     SNIFF_RECORDS,
     inspect_csv,
     inspect_head,
+    reheaded,
 )
 from agent.data.ingest.diagnosis import diagnose
 from agent.data.ingest.digest import digest_and_utf8
@@ -67,4 +70,5 @@ __all__ = [
     "load_columns",
     "read_csv_sql",
     "read_table",
+    "reheaded",
 ]

@@ -10,10 +10,12 @@ from __future__ import annotations
 import codecs
 import csv
 import io
+import logging
 import re
 from itertools import compress, islice
 from pathlib import Path
 
+from agent.data.ingest.chosen_header import records_from_line
 from agent.data.ingest.diagnosis import first_problem, megabytes, ragged_row_error
 from agent.data.ingest.layout import (
     MIXED_ENCODING,
@@ -31,10 +33,13 @@ from agent.errors import (
     EncodingError,
     FileTooLargeError,
     HeaderOnlyError,
+    MappingError,
     MissingHeaderError,
     NotCsvError,
     RaggedRowsError,
 )
+
+logger = logging.getLogger(__name__)
 
 DELIMITERS = (",", ";", "\t", "|")
 # A multi-byte UTF-8 letter (`Ü` is C3 9C): in a Windows-1252 file such pairs are rare
@@ -59,13 +64,16 @@ _MAGIC = [
 ]
 
 
-def inspect_csv(path: Path, file_name: str, *, max_bytes: int | None = None) -> CsvSample:
+def inspect_csv(
+    path: Path, file_name: str, *, max_bytes: int | None = None, header_row: int | None = None
+) -> CsvSample:
     """Decide the layout of the export at `path` and return it with its first records.
 
     Only the first `HEAD_BYTES` are read, whatever the file's size. `file_name` is what the
     uploader called the file; it appears in every error message. `max_bytes` is an upload
-    limit to enforce (none for a file named on the operator's own machine). Raises an
-    `InputFileError` subclass for anything that is not a readable CSV export.
+    limit to enforce (none for a file named on the operator's own machine). `header_row` is
+    the line of the header a person gave (see `inspect_head`). Raises an `InputFileError`
+    subclass for anything that is not a readable CSV export.
     """
     size = path.stat().st_size
     if max_bytes is not None and size > max_bytes:
@@ -75,24 +83,40 @@ def inspect_csv(path: Path, file_name: str, *, max_bytes: int | None = None) -> 
         )
     with path.open("rb") as handle:
         head = handle.read(HEAD_BYTES)
-    return inspect_head(head, size, file_name)
+    return inspect_head(head, size, file_name, header_row=header_row)
 
 
-def inspect_head(head: bytes, size: int, file_name: str) -> CsvSample:
+def inspect_head(
+    head: bytes, size: int, file_name: str, *, header_row: int | None = None
+) -> CsvSample:
     """`inspect_csv` of a file of `size` bytes whose first bytes are `head` (up to
-    `HEAD_BYTES`): the head alone decides the layout and gives the sample."""
+    `HEAD_BYTES`): the head alone decides the layout and gives the sample.
+
+    With `header_row` (a person's answer, 1 for the first line) the header is that physical
+    line, not the one detected, and raises MappingError for a line that cannot be the header
+    (`chosen_header.records_from_line`); the delimiter and encoding are still detected.
+    """
     head = head[:HEAD_BYTES]
     complete = len(head) == size
     if not head.strip():
         raise EmptyFileError("the file is empty", file_name=file_name)
     encoding, text, notes = _decode_head(head, file_name, complete=complete)
-    delimiter, header_index, records, header_line = _sniff(text, file_name, complete=complete)
+    if header_row is None:
+        delimiter, header_index, records, header_line = _sniff(text, file_name, complete=complete)
+        chosen = ""
+    else:
+        delimiter = _table(text, file_name, complete=complete)[0]
+        limit = SAMPLE_ROWS + 2
+        records = records_from_line(
+            text, delimiter, header_row, file_name, complete=complete, limit=limit
+        )
+        header_index, header_line, chosen = 0, header_row - 1, ", as a person answered"
     columns = header_columns(records[header_index], file_name)
     if header_line > 0:  # a title, notes or totals above the table: said, never read as rows
         notes = (
             *notes,
-            f"the header is line {header_line + 1}; the {header_line} line(s) above it (a "
-            "title or notes) are not read",
+            f"the header is line {header_line + 1}{chosen}; the {header_line} line(s) above it "
+            "(a title or notes) are not read",
         )
     layout = CsvLayout(file_name, encoding, delimiter, header_line, columns, notes)
     data = records[header_index + 1 :]
@@ -121,7 +145,33 @@ def inspect_head(head: bytes, size: int, file_name: str) -> CsvSample:
             file_name=file_name,
             row=1,
         )
-    return CsvSample(layout, rows, complete and len(data) <= SAMPLE_ROWS)
+    return CsvSample(layout, rows, complete and len(data) <= SAMPLE_ROWS, head=head, size=size)
+
+
+def reheaded(sample: CsvSample, header_row: int) -> CsvSample:
+    """`sample`'s file read again from its kept head (`CsvSample.head`) with the header on
+    line `header_row`, as a person answered; `sample` itself when it already has its header
+    there. Why: the header detected from the widths of the first records can be a line of
+    notes padded as wide as the table, and a person's answer must make the proposal read the
+    columns of the line they named.
+
+    Raises MappingError for a line that cannot be the header, or for a sample whose head was
+    not kept (one made by hand), and the typed input errors of `inspect_head`.
+    """
+    layout = sample.layout
+    if layout.header_line + 1 == header_row:
+        return sample
+    if not sample.head:
+        raise MappingError(
+            f"{layout.file_name}: its first bytes were not kept, so it cannot be read again with "
+            f"the header on line {header_row}"
+        )
+    logger.info(
+        "file=<%s> header_row=<%d> | sample read again with the header a person gave",
+        layout.file_name,
+        header_row,
+    )
+    return inspect_head(sample.head, sample.size, layout.file_name, header_row=header_row)
 
 
 def _decode_head(
@@ -183,28 +233,8 @@ def _sniff(text: str, file_name: str, *, complete: bool) -> tuple[str, int, list
     width, and records above it are a preamble (report titles, totals). Rows of another width
     below the header are ragged rows, reported later with their row numbers.
     """
-    best: tuple[tuple[int, int], str, int, list[int]] | None = None
-    for delimiter in DELIMITERS:
-        records, starts = _first_records(text, delimiter)
-        usable = records if complete or len(records) < 2 else records[:-1]
-        widths = [len(record) for record in usable]
-        counts: dict[int, int] = {}
-        for width in widths:
-            if width >= 2:
-                counts[width] = counts.get(width, 0) + 1
-        if not counts:
-            continue
-        width = max(counts, key=lambda w: (counts[w], w))
-        score = (counts[width], width)
-        if best is None or score > best[0]:
-            best = (score, delimiter, widths.index(width), starts)
-    if best is None:
-        raise NotCsvError(
-            "no columns found: expected values separated by commas, semicolons, tabs or pipes",
-            file_name=file_name,
-        )
     # The header is among the first records, so its line is the one sniffing counted.
-    _, delimiter, index, starts = best
+    delimiter, index, starts = _table(text, file_name, complete=complete)
     index = _past_titles(_first_records(text, delimiter)[0], index)
     records = _all_records(text, delimiter, limit=SAMPLE_ROWS + index + 2)
     if index > 0 and holds_values(records[index]):
@@ -227,22 +257,54 @@ def _sniff(text: str, file_name: str, *, complete: bool) -> tuple[str, int, list
     return delimiter, index, records, starts[index]
 
 
+def _table(text: str, file_name: str, *, complete: bool) -> tuple[str, int, list[int]]:
+    """The delimiter under which the most records have one width (two columns or more), the
+    index of the first record of that width among the first records, and the number of lines
+    before each of them."""
+    best: tuple[tuple[int, int], str, int, list[int]] | None = None
+    for delimiter in DELIMITERS:
+        records, starts = _first_records(text, delimiter)
+        usable = records if complete or len(records) < 2 else records[:-1]
+        widths = [len(record) for record in usable]
+        counts: dict[int, int] = {}
+        for width in widths:
+            if width >= 2:
+                counts[width] = counts.get(width, 0) + 1
+        if not counts:
+            continue
+        width = max(counts, key=lambda w: (counts[w], w))
+        score = (counts[width], width)
+        if best is None or score > best[0]:
+            best = (score, delimiter, widths.index(width), starts)
+    if best is None:
+        raise NotCsvError(
+            "no columns found: expected values separated by commas, semicolons, tabs or pipes",
+            file_name=file_name,
+        )
+    _, delimiter, index, starts = best
+    return delimiter, index, starts
+
+
 def _past_titles(records: list[list[str]], index: int) -> int:
     """The header's record past title rows padded to the table's width: a spreadsheet saves
-    `Sales report October,,,,,` as wide as the table, so the first record of that width is a
-    title when it has one cell filled and the next record of the width names two columns or
-    more and holds no values."""
+    `Sales report October,,,,,` as wide as the table, so the first records of that width are
+    titles when each has one cell filled at most and the record after them, as wide, names two
+    columns or more and holds no values (a report's several note lines, each padded, too)."""
     width = len(records[index])
-    while (
-        width >= 3
-        and index + 1 < len(records)
-        and sum(1 for cell in records[index] if cell.strip()) <= 1
-        and len(records[index + 1]) == width
-        and sum(1 for cell in records[index + 1] if cell.strip()) >= 2
-        and not holds_values(records[index + 1])
-    ):
-        index += 1
+    past = index
+    while past < len(records) and len(records[past]) == width and _filled(records[past]) <= 1:
+        past += 1
+    if width < 3 or past == index or past == len(records):
+        return index
+    header = records[past]
+    if len(header) == width and _filled(header) >= 2 and not holds_values(header):
+        return past
     return index
+
+
+def _filled(record: list[str]) -> int:
+    """How many cells of `record` hold more than spaces."""
+    return sum(1 for cell in record if cell.strip())
 
 
 def _first_records(text: str, delimiter: str) -> tuple[list[list[str]], list[int]]:

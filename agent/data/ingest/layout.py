@@ -10,12 +10,18 @@ from __future__ import annotations
 import csv
 import re
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from itertools import islice
 from pathlib import Path
 
 from agent.data.ingest.mixed_codec import mixed_codec
-from agent.errors import DuplicateHeaderError, EncodingError, MissingHeaderError, NotCsvError
+from agent.errors import (
+    DuplicateHeaderError,
+    EncodingError,
+    MappingError,
+    MissingHeaderError,
+    NotCsvError,
+)
 
 # The largest cell any reader accepts (Python's csv module and DuckDB alike), and the widest
 # header: beyond these a file is refused rather than read slowly into memory.
@@ -57,11 +63,18 @@ class CsvLayout:
 
 @dataclass(frozen=True)
 class CsvSample:
-    """The layout of a file and its first data records, for profiling and inference."""
+    """The layout of a file and its first data records, for profiling and inference.
+
+    `head` and `size` are the first bytes the sample was read from and the file's size (empty
+    for a sample made by hand): a person's `header_row` answer reads the sample again from them
+    (`detect.reheaded`), without fetching the file.
+    """
 
     layout: CsvLayout
     rows: list[list[str]]
     complete: bool
+    head: bytes = field(default=b"", repr=False, compare=False)
+    size: int = field(default=0, repr=False, compare=False)
 
 
 def layout_from_options(
@@ -69,12 +82,19 @@ def layout_from_options(
 ) -> CsvLayout:
     """The layout that approved reading options describe, with the header read from the file.
 
-    Used when reconciling: the file is read exactly as approved, never sniffed again.
+    Used when reconciling: the file is read exactly as approved, never sniffed again. Raises
+    MappingError for a `header_row` below 1 and MissingHeaderError for a header line that is
+    empty or past the file's end.
     """
+    if header_row < 1:
+        raise MappingError(
+            f"{file_name}: header_row is the line number of the header, 1 or more, not {header_row}"
+        )
     try:
         with path.open("r", encoding=python_codec(encoding), newline="") as handle:
             for _ in range(header_row - 1):
-                handle.readline()
+                if not handle.readline():
+                    break  # past the end: no header, said below
             reader = csv.reader(handle, delimiter=delimiter)
             record = next(reader, [])
             rows = [row for row in islice(reader, FIT_ROWS) if any(c.strip() for c in row)]
@@ -84,6 +104,12 @@ def layout_from_options(
             "says it is; export it again as UTF-8",
             file_name=file_name,
         ) from error
+    if not any(cell.strip() for cell in record):
+        raise MissingHeaderError(
+            f"line {header_row}, where the approved reading says the header is, is empty or past "
+            "the end of the file; approve a reading with the line of the column names",
+            file_name=file_name,
+        )
     widths = Counter(len(row) for row in rows)
     if widths:
         record = fit_header(record, rows, max(widths, key=lambda w: (widths[w], w))) or record

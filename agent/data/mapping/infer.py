@@ -1,6 +1,7 @@
 """The entry point: `infer_mapping` runs every step of inference over two sampled files.
 
-Roles first (`roles`, or a person's `orders_file`), then per file the candidates of every field
+Roles first (`roles`, or a person's `orders_file`), then each file's sample read again with the
+header on the line a person gave (`header_row`), then per file the candidates of every field
 (`candidates`), raised or lowered by what the other file says (key overlap, amount agreement,
 `evidence`), one proposal per file under the ambiguity rule (`dataset`, `ambiguity`), then the
 decisions that need both files: major or minor units (`amounts`) and the currency of a file
@@ -12,10 +13,11 @@ compared in time is asked.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from agent.data.ingest import CsvSample
-from agent.data.mapping.ambiguity import role_question
+from agent.data.ingest import CsvSample, reheaded
+from agent.data.mapping.ambiguity import ROLE_MARGIN, role_question
 from agent.data.mapping.amounts import decide_units
 from agent.data.mapping.bounds import Budget, profiles_of
 from agent.data.mapping.by_object import ByObjects
@@ -26,6 +28,7 @@ from agent.data.mapping.date_order import decide_date_order
 from agent.data.mapping.default_currency import decide_currencies
 from agent.data.mapping.evidence import Evidence, apply_amount_agreement
 from agent.data.mapping.proposal import Clarification, DatasetProposal, Proposal
+from agent.data.mapping.readings import header_row_answer
 from agent.data.mapping.roles import role_fits, swap_from_answers
 from agent.data.mapping.separators import decide_separators
 from agent.data.schema import SCHEMA, Role
@@ -40,6 +43,7 @@ def infer_mapping(
     budget: Budget | None = None,
     memo: Comparisons | None = None,
     vocabulary: Vocabulary = BUILTIN,
+    reheader: Reheader = reheaded,
 ) -> Proposal:
     """Propose which file holds orders and which payments, and a mapping for each.
 
@@ -59,9 +63,17 @@ def infer_mapping(
     Status and row-kind values take their meanings from `vocabulary` (the policy's in force,
     `Policy.vocabulary()`; the built-in words by default): inference only proposes them, and
     the mapping a person approves carries them.
+
+    A `header_row` answer (`orders.header_row=5`) makes that file's sample be read again with
+    the header on that line (`reheader`, by default `ingest.reheaded`; `SampleCache` gives one
+    that keeps what it read), so its columns are that line's cells and `ReadingOptions.header_row`
+    says so. It names the file by the role this proposal gives it without the answer, so the
+    roles stay as they were unless the files were too alike to tell (then they are asked).
+    Raises MappingError, naming the file, for a line that cannot be the header.
     """
     answers = answers or {}
     chosen = swap_from_answers(answers, (first.layout.file_name, second.layout.file_name))
+    first, second, chosen = _with_headers(first, second, chosen, answers, reheader)
     if budget is not None or memo is None:  # a budget of the caller's: its own comparison
         compared = _compare(first, second, chosen, budget or Budget())
     else:
@@ -92,6 +104,42 @@ def infer_mapping(
         role_confidence=compared.role_confidence,
         clarifications=clarifications,
     )
+
+
+Reheader = Callable[[CsvSample, int], CsvSample]
+"""A sample read again with its header on a given line (1 is the first): `ingest.reheaded`."""
+
+
+def _with_headers(
+    first: CsvSample,
+    second: CsvSample,
+    chosen: bool | None,
+    answers: dict[Role, dict[str, str]],
+    reheader: Reheader,
+) -> tuple[CsvSample, CsvSample, bool | None]:
+    """The two samples, each read again with the header a person gave for its role, and the
+    roles to compare them under (`chosen`: whether the second file is the orders export).
+
+    Without an `orders_file` answer, the roles are those the samples as they were give (the
+    roles the person saw the answer's role on), kept for the samples read again unless the
+    two fits are too close to call (then the comparison asks which file is which).
+    """
+    given = {
+        role: fields["header_row"] for role, fields in answers.items() if "header_row" in fields
+    }
+    if not given:
+        return first, second, chosen
+    keep = chosen
+    if chosen is None:
+        straight, crossed = role_fits(profiles_of(first), profiles_of(second))
+        chosen = crossed > straight
+        keep = chosen if abs(straight - crossed) >= ROLE_MARGIN else None
+    order = (Role.PAYMENTS, Role.ORDERS) if chosen else (Role.ORDERS, Role.PAYMENTS)
+    samples = dict(zip(order, (first, second), strict=True))
+    for role, value in given.items():
+        sample = samples[role]
+        samples[role] = reheader(sample, header_row_answer(value, sample.layout.file_name))
+    return samples[order[0]], samples[order[1]], keep
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,8 @@
 
 First proposed from the sampled values (file layout, each amount column's number format and
 unit, each timestamp column's pattern and zone), then overridden by a person's answers (see
-`schema.READING_OPTIONS`). The details live in `amounts` and `timestamps`.
+`schema.READING_OPTIONS`). The details live in `amounts` and `timestamps`. The header line a
+person gives (`header_row_answer`) is read before inference, since it changes the columns.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from agent.data.mapping.proposal import FieldChoice
 from agent.data.mapping.timestamps import answered_timestamps, timestamp_reading
 from agent.data.profile import ColumnProfile
 from agent.data.schema import SCHEMA, AmountReading, ReadingOptions, Role, TimestampReading
+from agent.errors import MappingError
 
 
 def reading_options(
@@ -63,3 +65,19 @@ def reading_from_answers(
     amounts = answered_amounts(role, options.amounts, columns, answers)
     timestamps = answered_timestamps(role, options.timestamps, columns, sample, answers)
     return options.model_copy(update={"amounts": amounts, "timestamps": timestamps})
+
+
+def header_row_answer(value: str, file_name: str) -> int:
+    """The line number a person's `header_row` answer gives for the file `file_name` (1 is
+    the first line): what `infer_mapping` reads the file's sample again with.
+
+    Raises MappingError, naming the file, for anything but a whole number of 1 or more
+    (`3`, not `3.0`, `third` or `0`), so no guess is made about the line they meant.
+    """
+    text = value.strip()
+    if not text.isascii() or not text.isdigit() or int(text) < 1:
+        raise MappingError(
+            f"{file_name}: header_row is the line number of the header, a whole number from 1 "
+            f'(the first line), not "{value}"'
+        )
+    return int(text)
