@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent.data.mapping import Clarification
-from agent.data.schema import Mapping, Role
+from agent.data.schema import Mapping, ReadingOptions, Role
 
 
 class PauseKind(StrEnum):
@@ -155,6 +155,34 @@ class FieldReading(BaseModel):
     alternatives: list[str]
 
 
+class ProposedReading(BaseModel):
+    """One file's reading as proposed so far: the column chosen for each field, how its values
+    are read, and what a question still asks (`asked`: a field whose column, or a reading
+    option whose value, is open; an asked field has no column here)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    columns: dict[str, str]
+    options: ReadingOptions
+    asked: tuple[str, ...] = ()
+
+
+class ProposedMapping(BaseModel):
+    """The reading of both files a request shows while it cannot be approved (a question is
+    open, or the reading does not read the files): what inference did choose, so a person
+    answers knowing it. Deliberately not a `Mapping`: nothing that digests, binds or reconciles
+    takes one, and the guard binds `ApprovalRequest.mapping` alone, so it is never approved."""
+
+    model_config = ConfigDict(frozen=True)
+
+    orders: ProposedReading
+    payments: ProposedReading
+
+    def for_role(self, role: Role) -> ProposedReading:
+        """The proposed reading of the file playing `role`."""
+        return self.orders if role is Role.ORDERS else self.payments
+
+
 class ApprovalRequest(BaseModel):
     """The pause snapshot: exactly what a person is asked to decide. Written once, never rewritten.
 
@@ -194,6 +222,10 @@ class ApprovalRequest(BaseModel):
     """The edits of the reading this request shows, in order: (who, what they changed)."""
     provenance: tuple[str, ...] = ()
     """Who made each revision and edit, in words, shown with the request."""
+    proposed: ProposedMapping | None = None
+    """The reading chosen so far, shown beside the question when there is no `mapping` to
+    approve (None: a confirmation, or nothing could be proposed). Never approved: it is in
+    no digest or identity, and `approvable` looks at `mapping` only."""
 
     @property
     def approvable(self) -> bool:

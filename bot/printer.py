@@ -9,9 +9,9 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from agent.data.schema import Role
-from agent.domain import ApprovalRequest, Outcome
+from agent.domain import ApprovalRequest, FieldReading, Outcome, PauseKind
 from agent.errors import ApprovalRefusedError
-from bot.readings import describe_reading
+from bot.readings import ASKED, asked_of, describe_reading, reading_document, shown_reading
 from bot.status_text import render_outcome
 from bot.terminal_text import cell, printable
 
@@ -52,7 +52,12 @@ class Printer:
 
 
 def request_document(request: ApprovalRequest) -> dict[str, Any]:
-    """The JSON form of a request: ids, kind, mapping, inputs and the authorization identity."""
+    """The JSON form of a request: ids, kind, mapping, inputs and the authorization identity.
+
+    `mapping` is what an approval binds (null when nothing may be approved, with its digest);
+    `proposed_mapping` is the reading the request shows, per role `columns`, `options` and
+    `asked` (what the questions ask): a clarification's partial reading, a confirmation's
+    mapping."""
     return {
         "type": "request",
         "investigation_id": request.investigation_id,
@@ -63,6 +68,8 @@ def request_document(request: ApprovalRequest) -> dict[str, Any]:
         "input_identity": request.input_identity,
         "mapping": request.mapping.model_dump(mode="json") if request.mapping else None,
         "mapping_digest": request.mapping_digest,
+        "approvable": request.approvable,
+        "proposed_mapping": reading_document(request),
         "policy_version": request.policy_version,
         "authorization_identity": request.authorization_identity,
         "expires_at": request.expires_at.isoformat(),
@@ -105,23 +112,7 @@ def render_request(request: ApprovalRequest) -> str:
         lines.append(
             f"  {ref.role.value}: {cell(ref.name)} ({ref.size:,} bytes{shown}) {ref.digest[:19]}…"
         )
-    if request.fields:
-        lines.append("  mapping:")
-        for reading in request.fields:
-            if reading.column is None:
-                continue
-            samples = ", ".join(cell(sample) for sample in reading.samples[:3])
-            column = cell(repr(reading.column))
-            lines.append(
-                f"    {reading.role.value}.{reading.field:<16} <- {column:<28} "
-                f"{reading.confidence_percent:>3}%  e.g. {samples}"
-            )
-    if request.mapping is not None:
-        for role in Role:
-            lines.append(
-                f"    {role.value} read as: "
-                f"{cell(describe_reading(request.mapping.for_role(role)))}"
-            )
+    lines.extend(_mapping_lines(request))
     if request.mapping_digest:
         lines.append(f"  mapping digest {request.mapping_digest}")
     lines.append(f"  policy {request.policy_version}")
@@ -134,3 +125,33 @@ def render_request(request: ApprovalRequest) -> str:
     lines.extend(f"  note: {cell(w)}" for w in request.warnings)
     lines.append(f"  {request.message}")
     return "\n".join(lines)
+
+
+def _mapping_lines(request: ApprovalRequest) -> list[str]:
+    """The mapping a request shows: each field's column (what a question asks marked so) and
+    how each file is read; a request with no mapping to approve says it is proposed so far."""
+    shown = {role: shown_reading(request, role) for role in Role}
+    if not request.fields and all(reading is None for reading in shown.values()):
+        if request.kind is PauseKind.CLARIFICATION:
+            return ["  mapping: none proposed yet; the problem below must be answered first"]
+        return []
+    header = "  mapping:" if request.approvable else "  mapping proposed so far (not approvable):"
+    lines = [header]
+    for reading in request.fields:
+        if reading.field in asked_of(shown[reading.role]):
+            lines.append(f"    {reading.role.value}.{reading.field:<16} <- {ASKED}")
+        elif reading.column is not None:
+            lines.append(_field_line(reading))
+    for role, described in shown.items():
+        if described is not None:
+            lines.append(f"    {role.value} read as: {cell(describe_reading(described))}")
+    return lines
+
+
+def _field_line(reading: FieldReading) -> str:
+    samples = ", ".join(cell(sample) for sample in reading.samples[:3])
+    column = cell(repr(reading.column))
+    return (
+        f"    {reading.role.value}.{reading.field:<16} <- {column:<28} "
+        f"{reading.confidence_percent:>3}%  e.g. {samples}"
+    )

@@ -2,13 +2,21 @@
 
 One plain-text description shared by the terminal and Slack, so both show every option that
 changes results (the mapping digest covers all of them), including options added later.
+
+A request shows one reading per file (`shown_reading`): the mapping it asks to approve, or,
+when it has none (a question is open), the reading proposed so far, with what is still asked
+marked `ASKED`, the same in the terminal, in `--json` and in Slack.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from agent.data.schema import DatasetMapping
+from agent.data.schema import READING_OPTIONS, DatasetMapping, Role
+from agent.domain import ApprovalRequest, ProposedReading
+
+ASKED = "? (asked)"
+"""What stands for a field or option a question still asks about, wherever a request is shown."""
 
 _DESCRIBED = {
     "encoding",
@@ -23,8 +31,42 @@ _DESCRIBED = {
 }
 
 
-def describe_reading(mapping: DatasetMapping) -> str:
-    """Every reading option of one file, in words, `; `-separated."""
+def shown_reading(request: ApprovalRequest, role: Role) -> DatasetMapping | ProposedReading | None:
+    """The reading of `role`'s file a request shows: the mapping it asks to approve, else the
+    reading proposed so far (a clarification: the columns chosen, the options inferred, what is
+    asked), else None (nothing could be proposed, or a request saved before it was kept)."""
+    if request.mapping is not None:
+        return request.mapping.for_role(role)
+    if request.proposed is not None:
+        return request.proposed.for_role(role)
+    return None
+
+
+def asked_of(reading: DatasetMapping | ProposedReading | None) -> tuple[str, ...]:
+    """The fields and options a question still asks about in `reading` (none in a mapping)."""
+    return reading.asked if isinstance(reading, ProposedReading) else ()
+
+
+def reading_document(request: ApprovalRequest) -> dict[str, Any] | None:
+    """The reading a request shows as JSON, per role: `columns`, `options` and `asked` (the
+    `--json` request's `proposed_mapping`; the mapping itself for a confirmation)."""
+    shown = {role: shown_reading(request, role) for role in Role}
+    if any(reading is None for reading in shown.values()):
+        return None
+    return {
+        role.value: {
+            "columns": dict(reading.columns),
+            "options": reading.options.model_dump(mode="json"),
+            "asked": list(asked_of(reading)),
+        }
+        for role, reading in shown.items()
+        if reading is not None
+    }
+
+
+def describe_reading(mapping: DatasetMapping | ProposedReading) -> str:
+    """Every reading option of one file, in words, `; `-separated; an option a question still
+    asks about (a proposed reading's `asked`) is said as asked."""
     options = mapping.options
     parts = [options.encoding, f"delimiter {options.delimiter!r}"]
     if options.header_row != 1:
@@ -75,6 +117,9 @@ def describe_reading(mapping: DatasetMapping) -> str:
     for name, value in sorted(extra.items()):
         if name not in _DESCRIBED and value not in (None, {}, []):
             parts.append(f"{name.replace('_', ' ')}: {_plain(value)}")
+    for name in asked_of(mapping):
+        if name in READING_OPTIONS:
+            parts.append(f"{name.replace('_', ' ')}: {ASKED}")
     return "; ".join(parts)
 
 

@@ -21,7 +21,14 @@ from agent.data.normalize.load import Source
 from agent.data.policy import Policy
 from agent.data.samples import SampleCache
 from agent.data.schema import Mapping, Role
-from agent.domain import DatasetRef, Outcome, PauseKind, ToolExecution
+from agent.domain import (
+    DatasetRef,
+    Outcome,
+    PauseKind,
+    ProposedMapping,
+    ProposedReading,
+    ToolExecution,
+)
 from agent.ports import BlobStore
 
 STATE_KEY = "reconbot"
@@ -58,6 +65,39 @@ class PauseSignal:
     report: ValidationReport | None
     problems: list[str]
     message: str
+
+
+def proposed_mapping(proposal: Proposal) -> ProposedMapping:
+    """What `proposal` chose so far, for a request that cannot be approved: per file the column
+    of every field it settled, the reading options it inferred, and what its questions ask.
+
+    A field a question asks about gets no column (the one inference leans to is among the
+    question's choices, not chosen), and no reading of its values; a question about a reading
+    option (`date_order`, `captured_amount_decimal`) leaves the columns as they are.
+    """
+    asked: dict[Role, list[str]] = {role: [] for role in Role}
+    for question in proposal.clarifications:
+        if question.role is not None and question.field is not None:
+            asked[question.role].append(question.field)
+    readings = {}
+    for role in Role:
+        dataset = proposal.dataset(role)
+        open_ = tuple(dict.fromkeys(asked[role]))
+        options = dataset.options.model_copy(
+            update={
+                "amounts": {k: v for k, v in dataset.options.amounts.items() if k not in open_},
+                "timestamps": {
+                    k: v for k, v in dataset.options.timestamps.items() if k not in open_
+                },
+            }
+        )
+        columns = {
+            c.field: c.column
+            for c in dataset.choices
+            if c.column is not None and c.field not in open_
+        }
+        readings[role] = ProposedReading(columns=columns, options=options, asked=open_)
+    return ProposedMapping(orders=readings[Role.ORDERS], payments=readings[Role.PAYMENTS])
 
 
 @dataclass

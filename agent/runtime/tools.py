@@ -27,7 +27,7 @@ from agent.data.pipeline import run_job
 from agent.data.policy import CATEGORY_ORDER
 from agent.data.schema import READING_OPTIONS, Role
 from agent.domain import PauseKind
-from agent.errors import ReconbotError, UnknownColumnError
+from agent.errors import MappingError, ReconbotError
 from agent.identity import input_identity
 from agent.runtime.context import (
     STATE_KEY,
@@ -142,6 +142,37 @@ def _parse_changes(changes: dict[str, str] | None) -> tuple[dict[Role, dict[str,
     return answers, problems
 
 
+def _proposal_or_fallback(
+    context: InvestigationContext,
+    samples: dict[Role, CsvSample],
+    answers: dict[Role, dict[str, str]],
+    problems: list[str],
+) -> Proposal | None:
+    """The proposal under `answers`; when an answer cannot work (a column the file does not
+    have, an option value that cannot be read, a field the role does not have), the proposal
+    under the columns a person chose without their reading options, else under no answer, so
+    the request still shows what was chosen beside the problem. What failed is added to
+    `problems` (a request with a problem is never a confirmation). None when even the files
+    alone give no proposal (the problem says why)."""
+    columns_only = {
+        role: {k: v for k, v in fields.items() if k not in READING_OPTIONS}
+        for role, fields in answers.items()
+    }
+    attempts = [answers, {role: fields for role, fields in columns_only.items() if fields}, {}]
+    tried: list[dict[Role, dict[str, str]]] = []
+    for given in attempts:
+        if given in tried:
+            continue
+        tried.append(given)
+        try:
+            return proposal_for(context, samples, given or None)
+        except (MappingError, KeyError) as error:  # a KeyError's text is its quoted repr
+            said = str(error).strip("'\"") if isinstance(error, KeyError) else str(error)
+            if said not in problems:
+                problems.append(said)
+    return None
+
+
 @tool(context=True)
 def validate_mapping(
     tool_context: ToolContext, changes: dict[str, str] | None = None
@@ -181,13 +212,9 @@ def validate_mapping(
     proposal: Proposal | None = None
     try:
         samples = _samples(context)
-        try:
-            proposal = proposal_for(context, samples, answers)
-        except (UnknownColumnError, KeyError) as error:
-            problems.append(str(error).strip("'\""))
-            proposal = proposal_for(context, samples)
-        mapping = proposal.mapping
-        if mapping is not None and not problems:
+        proposal = _proposal_or_fallback(context, samples, answers, problems)
+        mapping = proposal.mapping if proposal is not None else None
+        if proposal is not None and mapping is not None and not problems:
             report = validate(context, mapping)
             proposal, report = validate_by_evidence(context, samples, answers, proposal, report)
             problems.extend(report.errors)

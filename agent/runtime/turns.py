@@ -34,7 +34,12 @@ from agent.errors import ReconbotError, WorkflowError
 from agent.identity import authorization_identity, mapping_digest, new_id
 from agent.pause import Transition
 from agent.ports import UnitOfWork
-from agent.runtime.context import STATE_KEY, InvestigationContext, file_sources
+from agent.runtime.context import (
+    STATE_KEY,
+    InvestigationContext,
+    file_sources,
+    proposed_mapping,
+)
 from agent.runtime.factory import build_agent
 
 logger = logging.getLogger(__name__)
@@ -180,6 +185,8 @@ class AgentTurns:
         In one unit of work: every other pending request of the case is superseded, the new
         one is saved, and the case awaits a decision. The request names everyone whose action
         produced it (each revision's uploader, each editor): four-eyes excludes them all.
+        A request with no mapping to approve carries what the proposal did choose
+        (`proposed`), so its question is shown with the reading it is about.
         """
         signal = context.pause
         if signal is None:
@@ -217,6 +224,9 @@ class AgentTurns:
             ]
             requesters, provenance = _makers(investigation, revisions, edits)
             digest = mapping_digest(mapping) if mapping is not None else None
+            proposed = (
+                proposed_mapping(proposal) if mapping is None and proposal is not None else None
+            )
             request = ApprovalRequest(
                 pause_id=pause_id,
                 investigation_id=investigation.id,
@@ -252,6 +262,7 @@ class AgentTurns:
                 requesters=requesters,
                 edits=edits,
                 provenance=provenance,
+                proposed=proposed,
             )
             supersede_pending(
                 uow,

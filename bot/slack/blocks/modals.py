@@ -17,6 +17,7 @@ from slack_sdk.models.views import View
 
 from agent.data.schema import READING_OPTIONS, SCHEMA, Role
 from agent.domain import ApprovalRequest
+from bot.readings import asked_of, shown_reading
 from bot.slack.blocks.common import MAX_HEADER, MAX_OPTION_TEXT, MAX_OPTIONS, cut, escape, section
 from bot.slack.ids import (
     COLUMN_INPUT,
@@ -87,9 +88,11 @@ def edit_modal(
     per file a text input for reading options (`id_prefix=WC-`, one per line).
 
     Option values are column positions, so any header fits; a file with more than 100
-    columns offers the proposed and alternative columns first.
+    columns offers the proposed and alternative columns first. A field a question asks about
+    is not preset: submitting the form unchanged must not answer the question for the person.
     """
     current = {(r.role, r.field): r for r in request.fields}
+    asked = {role: asked_of(shown_reading(request, role)) for role in Role}
     blocks: list[Block] = [
         section(
             f"Choose the column for each field of revision {request.revision}. The edited "
@@ -114,6 +117,8 @@ def edit_modal(
             if not options:
                 continue
             chosen = reading.column if reading and reading.column in header else None
+            if spec.name in asked[role]:
+                chosen = None
             select = StaticSelectElement(
                 action_id=COLUMN_INPUT,
                 placeholder="Choose a column",

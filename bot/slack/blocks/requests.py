@@ -19,7 +19,7 @@ from slack_sdk.models.blocks import (
 
 from agent.data.schema import Role
 from agent.domain import ApprovalRequest, PauseKind, PauseState
-from bot.readings import describe_reading
+from bot.readings import ASKED, asked_of, describe_reading, shown_reading
 from bot.slack.blocks.common import (
     MAX_BLOCK_ID,
     MAX_HEADER,
@@ -63,13 +63,21 @@ def _files(request: ApprovalRequest) -> SectionBlock:
 
 
 def _mapping(request: ApprovalRequest) -> list[Block]:
+    """A section per file: each field's column (what a question asks marked so, the question
+    itself below) and how the file is read; a request with no mapping to approve shows the
+    reading proposed so far, said to be so."""
     blocks: list[Block] = []
     for role in Role:
         readings = [r for r in request.fields if r.role is role]
-        if not readings:
+        shown = shown_reading(request, role)
+        if not readings and shown is None:
             continue
-        lines = [f"*{role.value}*"]
+        asked = asked_of(shown)
+        lines = [f"*{role.value}*" + ("" if request.approvable else " (proposed so far)")]
         for reading in readings:
+            if reading.field in asked:
+                lines.append(f"• `{reading.field}` ← *{ASKED}*")
+                continue
             if reading.column is None:
                 if reading.required:
                     lines.append(f"• `{reading.field}` ← _no column found_ (required)")
@@ -79,10 +87,12 @@ def _mapping(request: ApprovalRequest) -> list[Block]:
                 f"• `{reading.field}` ← {code(reading.column, 60)} "
                 f"({reading.confidence_percent}%)" + (f" e.g. {samples}" if samples else "")
             )
-        if request.mapping is not None:
-            words = escape(describe_reading(request.mapping.for_role(role)))
+        if shown is not None:
+            words = escape(describe_reading(shown))
             lines.append(f"_Reading: {cut(words, 1500)}_")
         blocks.append(section("\n".join(lines)))
+    if not blocks and request.kind is PauseKind.CLARIFICATION:
+        blocks.append(section("_No reading could be proposed yet: the problem below comes first._"))
     return blocks
 
 
