@@ -94,6 +94,12 @@ def describe_reading(mapping: DatasetMapping | ProposedReading) -> str:
             parts.append(f"ids: suffix {ids.suffix!r} removed")
         if ids.strip_zeros:
             parts.append("ids: leading zeros removed")
+        if ids.ignore_case:
+            parts.append("ids: compared in any case")
+        if ids.whole:
+            parts.append("ids: each reference one id, separators and all")
+        if ids.excel_numbers:
+            parts.append("ids: spreadsheet numbers read whole (1042.0 is 1042)")
     kinds = options.kinds
     if kinds is not None:  # every value of every list: what each row is, as approved
         where = f"column {kinds.column!r}" if kinds.column else "the payment status"

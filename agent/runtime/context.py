@@ -16,6 +16,7 @@ from typing import Any
 from agent.data.cache import ColumnCache
 from agent.data.ingest.columnar import RowProgress
 from agent.data.mapping import Proposal
+from agent.data.mapping.readings import header_row_answer
 from agent.data.normalize import ValidationReport
 from agent.data.normalize.load import Source
 from agent.data.policy import Policy
@@ -131,3 +132,10 @@ class InvestigationContext:
     on_rows: RowProgress | None = None
     phase: str = ""
     invocation_id: str = ""
+
+
+def answered_header(context: InvestigationContext, role: Role) -> int | None:
+    """The header line a person gave for `role`'s file (`orders.header_row=5`), or None: the
+    sample is read from it even where the automatic detection cannot read the file."""
+    value = context.answers.get(role, {}).get("header_row")
+    return None if value is None else header_row_answer(value, context.files[role].name)

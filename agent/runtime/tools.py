@@ -34,6 +34,7 @@ from agent.runtime.context import (
     InvestigationContext,
     PauseSignal,
     ReconcileResult,
+    answered_header,
     file_sources,
 )
 from agent.runtime.export import store_beside
@@ -64,7 +65,9 @@ def _samples(context: InvestigationContext) -> dict[Role, CsvSample]:
     """Each file's head sample (fetched only the first time a process inspects the file)."""
     sources = file_sources(context.blobs, context.files)
     return {
-        role: context.samples.sample(ref.digest, ref.name, sources[role].fetch)
+        role: context.samples.sample(
+            ref.digest, ref.name, sources[role].fetch, header_row=answered_header(context, role)
+        )
         for role, ref in context.files.items()
     }
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 
 class AmountReading(BaseModel):
@@ -220,7 +220,7 @@ class ReadingOptions(BaseModel):
 
     encoding: str = "utf-8"
     delimiter: str = ","
-    header_row: int = 1
+    header_row: int = Field(default=1, ge=1)
     default_currency: str | None = None
     amounts: dict[str, AmountReading] = {}
     timestamps: dict[str, TimestampReading] = {}
