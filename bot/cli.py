@@ -33,6 +33,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from agent.data.demo import generate
+from agent.data.evident_reading import take_evident
 from agent.data.ingest import inspect_csv
 from agent.data.mapping import Proposal, infer_mapping
 from agent.data.money import format_amount, format_money
@@ -171,8 +172,16 @@ def _inspect(args: argparse.Namespace) -> int:
             Role.ORDERS: (paths[proposal.orders.file_name], proposal.orders.file_name),
             Role.PAYMENTS: (paths[proposal.payments.file_name], proposal.payments.file_name),
         }
-        report = validate_once(files, mapping, policy)
-        if args.save_mapping and report.ok:
+        # The id reading the files show is taken as the bot takes it (`take_evident`).
+        proposal, report = take_evident(
+            lambda given: infer_mapping(*samples, answers=given, vocabulary=policy.vocabulary()),
+            lambda chosen: validate_once(files, chosen, policy),
+            {},
+            proposal,
+            validate_once(files, mapping, policy),
+        )
+        mapping = proposal.mapping
+        if args.save_mapping and mapping is not None and report.ok:
             args.save_mapping.write_text(mapping.model_dump_json(indent=2) + "\n")
     complete = {s.layout.file_name for s in samples if s.complete}
     if args.json:

@@ -15,8 +15,10 @@ exports: orders, and captured payments. Your job is to find out how to read them
 approval for that reading, then reconcile and report every exception with evidence.
 
 Canonical fields. Orders: order_id (required), order_amount (required), currency (required, or
-a default currency), order_date, order_status, customer. Payments: payment_id (required),
-order_id (required: the payment's reference to the order), captured_amount (required), currency
+a default currency), order_date, order_status, customer. Payments: payment_id (optional:
+without one each payment is named by its data row, row N; answer payments.payment_id=COLUMN to
+name a column), order_id (required: the payment's reference to the order), captured_amount
+(required), currency
 (required, or a default currency), captured_at, payment_status, refunded_amount.
 
 How you work:

@@ -202,22 +202,29 @@ class ClarificationAnswer:
         return cls(block.button, role, name, column)
 
 
-def option_lines(text: str) -> dict[str, str]:
-    """Reading options written one `name=value` per line (blank lines skipped)."""
+def option_lines(text: str, role: str = "") -> dict[str, str]:
+    """Reading options written one `name=value` per line (blank lines skipped), as a request
+    suggests them too: `ROLE.name=value` in the box of that `role`, the value in quotes
+    (`payments.id_pattern='#\\s*(\\d+)'`) taken without them."""
     found = {}
     for line in text.splitlines():
         if line.strip():
             name, _, value = line.partition("=")
-            found[name.strip()] = value.strip()
+            name, value = name.strip(), value.strip()
+            if role and name.startswith(f"{role}."):
+                name = name.removeprefix(f"{role}.")
+            if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+                value = value[1:-1]
+            found[name] = value
     return found
 
 
-def option_lines_problem(text: str) -> str:
+def option_lines_problem(text: str, role: str = "") -> str:
     """What is wrong with written reading options, in words, or "" when nothing is."""
     for line in text.splitlines():
         if line.strip() and "=" not in line:
             return f'"{line.strip()}" is not name=value'
-    unknown = sorted(set(option_lines(text)) - set(READING_OPTIONS))
+    unknown = sorted(set(option_lines(text, role)) - set(READING_OPTIONS))
     if unknown:
         return (
             f"No reading option {', '.join(unknown)}; the options are {', '.join(READING_OPTIONS)}."

@@ -66,7 +66,7 @@ def test_the_readme_terminal_examples_run_as_shown_on_the_demo_data(tmp_path: Pa
             if found:
                 seen[placeholder] = found.group(1)
     session = "\n".join(printed)
-    assert "#1010 is flagged as amount_mismatch" in session, "the README's question is answered"
+    assert "#SH1010 is flagged as amount_mismatch" in session, "the README's question is answered"
     for name in ("mapping.json", "checked.csv", "approved.csv", "decided.csv"):
         assert (tmp_path / name).stat().st_size > 0, name
     assert (tmp_path / "approved.csv").read_bytes() == (tmp_path / "decided.csv").read_bytes()

@@ -3,7 +3,9 @@
 Every question mapping inference asks is decided here:
 
 - A field: candidates scoring below `MIN_SCORE` are not plausible. When a required field has
-  no plausible column, the person is asked which column holds it. When other plausible columns
+  no plausible column, the person is asked which column holds it, offered only columns whose
+  values can be it (none: the question says so). A payment id is not asked for: a file without
+  one names each payment by its data row (`FieldSpec.by_row`). When other plausible columns
   score within `AMBIGUITY_MARGIN` of the best, they are close, and the data settles them where
   it can (`settle`): two id columns that tell the rows apart alike, two reference columns that
   name the same orders, or two amount columns equal on every successful row are one reading
@@ -11,13 +13,15 @@ Every question mapping inference asks is decided here:
   nothing; a column under which (almost) no order matches while another matches (almost) all
   is ruled out. Any close candidate left makes the field ambiguous: its confidence is halved,
   its reason reads `ambiguous: ...`, and the person is asked to choose. Optional fields take
-  their best plausible column without asking.
+  their best plausible column without asking (a payment id is settled and asked like a
+  required field).
 - A field inference could not compare in full (see `bounds`): more close candidates than
   `CLOSE_CANDIDATES` are asked about without settling (the question names the best of
   them), and once the time budget is spent, a required field with more than one candidate is
   asked, never picked: confidence halved, reason `not compared: ...`.
 - The files: identical files are refused, and two files whose role fits differ by less than
-  `ROLE_MARGIN` make the person say which one is the orders export (`orders_file=NAME`).
+  `ROLE_MARGIN` make the person say which one is the orders export
+  (`orders.orders_file=NAME`, as an edit reads it).
 - The currency: a file without a currency column whose amounts do not say their currency (no
   mark, or `$` without the other file naming one currency that writes it) asks which.
 
@@ -26,11 +30,12 @@ A single open question means no mapping (`Proposal.mapping` is None).
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 
 from agent.data.ingest import CsvSample
 from agent.data.mapping.bounds import CLOSE_CANDIDATES
-from agent.data.mapping.candidates import MIN_SCORE, Scored
+from agent.data.mapping.candidates import MIN_SCORE, Scored, kind_fit
 from agent.data.mapping.evidence import Evidence
 from agent.data.mapping.proposal import Clarification
 from agent.data.schema import FieldSpec, Role
@@ -41,6 +46,9 @@ ROLE_MARGIN = 0.15
 # ruled out for matching (almost) never only while another matches (almost) always.
 _MATCHES_MOST = 0.8
 _MATCHES_NONE = 0.2
+_EMPTY_SHARE = 0.9  # a reference empty on this share of the compared rows names no order
+BY_ROW = "no column holds it: each row is named by its data row (row 1, row 2, ...)"
+"""The reason of a `by_row` field no column holds (a payment id): never a question."""
 
 
 @dataclass(frozen=True)
@@ -63,17 +71,24 @@ def decide_field(
 
     A required field with two plausible columns left after `settle`, or (unless it is the
     currency, which the amounts may still say) with none, gets a question; so does one with
-    more than one candidate once the time budget is spent.
+    more than one candidate once the time budget is spent. A payment id (`by_row`) is decided
+    like a required field, except that with no plausible column there is no question: each
+    row is named by its data row.
     """
+    if spec.kind == "reference":
+        found = _filled_where_paid(found, evidence)
     viable = [c for c in found if c.score >= MIN_SCORE]
+    decided = spec.required or spec.by_row  # settled between close columns, else asked
     if not viable:
+        if spec.by_row:
+            return FieldVerdict(None, 0.0, BY_ROW)
         question = None
         if spec.required and spec.kind != "currency":
-            question = _none_fits(role, spec, found, evidence.sample)
+            question = _none_fits(role, spec, found, evidence)
         return FieldVerdict(None, 0.0, "no column fits", question)
-    if spec.required and len(found) > 1 and evidence.budget.exhausted():
+    if decided and len(found) > 1 and evidence.budget.exhausted():
         return _not_compared(role, spec, found, evidence)
-    best, *rivals = settle(spec, viable, evidence) if spec.required else viable[:1]
+    best, *rivals = settle(spec, viable, evidence) if decided else viable[:1]
     if not rivals:
         return FieldVerdict(best.column, round(min(1.0, best.score), 2), best.reason)
     names = [best.column, *(c.column for c in rivals)][:CLOSE_CANDIDATES]
@@ -90,6 +105,20 @@ def decide_field(
     )
     confidence = round(min(1.0, best.score) * 0.5, 2)
     return FieldVerdict(best.column, confidence, "ambiguous: " + ", ".join(names), question)
+
+
+def _filled_where_paid(found: list[Scored], evidence: Evidence) -> list[Scored]:
+    """The reference candidates that name something on the rows that moved money: a column
+    empty on (nearly) every compared row (a statement's `Info`, filled on its fee and refund
+    rows but not on its sales) names no order for the captures, whatever it names elsewhere."""
+    return [candidate for candidate in found if _filled(candidate.column, evidence)]
+
+
+def _filled(column: str, evidence: Evidence) -> bool:
+    """Whether `column` holds a value on more than a tenth of the compared rows."""
+    values = evidence.columns.values(column)
+    filled = sum(1 for i in evidence.rows if values[i].strip())
+    return filled > (1 - _EMPTY_SHARE) * len(evidence.rows)
 
 
 def _not_compared(
@@ -115,18 +144,41 @@ def _not_compared(
 
 
 def _none_fits(
-    role: Role, spec: FieldSpec, found: list[Scored], sample: CsvSample
+    role: Role, spec: FieldSpec, found: list[Scored], evidence: Evidence
 ) -> Clarification:
-    """The question for a required field no column plausibly holds."""
-    hint = [c.column for c in found[:3]]
+    """The question for a required field no column plausibly holds, offering only columns
+    whose values can be it (the best scored first): never a date or an amount for an id, nor
+    a column of one value. With none, the question says so instead of offering wrong ones."""
+    name = evidence.sample.layout.file_name
+    # Where some columns' values name the other file's ids, those that do far less are not
+    # offered (a date's day meets a count of items now and then).
+    best = max((c.overlap for c in found), default=0.0)
+    matched = [c for c in found if best > 0 and c.overlap >= best / 2]
+    choices = [c.column for c in (matched or found)[:3]]
+    for column, profile in evidence.profiles.items():
+        if matched or len(choices) >= 3 or column in choices or kind_fit(spec, profile) < 0.5:
+            continue
+        if spec.kind != "reference" or _filled(column, evidence):
+            choices.append(column)
+    if not choices:
+        return Clarification(
+            role=role,
+            field=spec.name,
+            question=(
+                f"No column of {name} has values that can be the {spec.name} "
+                f"({spec.description}). Is it the {role.value} export? Replace it, or name "
+                f"the column (edit {role.value}.{spec.name}=COLUMN)."
+            ),
+            choices=[],
+        )
     return Clarification(
         role=role,
         field=spec.name,
         question=(
-            f"No column of {sample.layout.file_name} clearly holds the {spec.name} "
-            f"({spec.description}). Which one does?"
+            f"No column of {name} clearly holds the {spec.name} ({spec.description}). "
+            "Which one does?"
         ),
-        choices=hint or list(sample.layout.columns),
+        choices=choices,
     )
 
 
@@ -202,12 +254,15 @@ def role_question(
             choices=[],
         )
     if chosen is None and abs(straight - crossed) < ROLE_MARGIN:
+        # The answer as an edit reads it, whoever types it: with the role (the option is on
+        # both files), and a name with spaces or quotes quoted as a shell-like line splits it.
+        example = f"orders.orders_file={shlex.quote(orders.layout.file_name)}"
         return Clarification(
             role=None,
             field=None,
             question=(
                 "Which file is the orders export? The two files look alike "
-                f"(answer orders_file=NAME, e.g. orders_file={orders.layout.file_name})."
+                f"(answer orders.orders_file=NAME, e.g. {example})."
             ),
             choices=[orders.layout.file_name, payments.layout.file_name],
         )

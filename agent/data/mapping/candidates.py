@@ -41,13 +41,20 @@ class Scored:
     # How often the column equals the other file's amounts for the same order (0..1), or -1
     # where that was not measured.
     agreement: float = -1.0
+    # For a key: the share of its sampled references that name an id of the other file (0..1),
+    # or -1 where that was not measured (`apply_key_overlap`).
+    overlap: float = -1.0
 
 
 FieldCandidates = dict[str, list[Scored]]
 
 
-def _kind_fit(spec: FieldSpec, profile: ColumnProfile) -> float:
-    """How well the values fit the field's kind, from 0 (cannot be it) to 1."""
+def kind_fit(spec: FieldSpec, profile: ColumnProfile) -> float:
+    """How well the values fit the field's kind, from 0 (cannot be it) to 1.
+
+    A column that fits 0 is never a candidate, nor offered as a choice in a question: only
+    columns whose values can be the field are (`ambiguity`).
+    """
     if profile.filled == 0:
         return 0.0
     if spec.kind == "amount":
@@ -58,8 +65,8 @@ def _kind_fit(spec: FieldSpec, profile: ColumnProfile) -> float:
         return min(1.0, profile.currency_share / 0.9) if profile.currency_share >= 0.5 else 0.0
     if spec.kind == "timestamp":
         return 1.0 if profile.timestamp_share >= 0.9 else 0.0
-    if spec.kind in ("id", "reference") and profile.filled >= _FEW and profile.distinct_share < 0.2:
-        return 0.0  # one value on most rows (a payout reference, a quantity) names no order
+    if spec.kind in ("id", "reference") and _names_nothing(profile):
+        return 0.0
     if spec.kind == "id":
         return min(1.0, profile.id_like_share / 0.9)
     if spec.kind == "reference":
@@ -67,6 +74,21 @@ def _kind_fit(spec: FieldSpec, profile: ColumnProfile) -> float:
     if spec.kind == "status":
         return 1.0 if not profile.is_numeric() and profile.distinct <= 50 else 0.4
     return 1.0
+
+
+def _names_nothing(profile: ColumnProfile) -> bool:
+    """Whether a column's values cannot tell orders or payments apart: one value on most rows
+    (a payout reference, a quantity), one value on every row, dates (a date is id-like text,
+    `2025-10-20`, but a day names no single order or payment) or money (`-$1.79`, `30.48`: its
+    digits name nothing; an id a spreadsheet rewrote, `1042.0`, has one decimal)."""
+    if profile.filled >= _FEW and profile.distinct_share < 0.2:
+        return True
+    if profile.filled > 1 and profile.distinct <= 1:
+        return True
+    # Mostly numbers with cents, beside a filler such as `--` on the other rows (`1002, 1004`,
+    # two references, reads as a number of four decimals).
+    money = profile.number_format is not None and profile.numeric_share >= 0.5
+    return (money and profile.decimals == 2) or profile.timestamp_share >= 0.9
 
 
 def _status_words(spec: FieldSpec, profile: ColumnProfile) -> bool:
@@ -86,7 +108,9 @@ def _value_only_score(spec: FieldSpec, profile: ColumnProfile) -> tuple[float, s
         return 0.7, "its values are ISO 4217 currency codes"
     if spec.kind == "id" and profile.id_like_share >= 0.9 and profile.distinct_share >= 0.5:
         return 0.3, "its values look like identifiers"
-    if spec.kind == "reference" and profile.reference_share >= 0.5:
+    # A statement's title names its order on the sales only (`Payment for Order #3611204518`),
+    # not on the fee rows between them: a third is enough to be compared with the other file.
+    if spec.kind == "reference" and profile.reference_share >= 0.3:
         return 0.3, "its values contain identifiers"
     if spec.kind == "timestamp" and profile.timestamp_share >= 0.9:
         return 0.45, "its values are timestamps"
@@ -110,7 +134,7 @@ def score_columns(spec: FieldSpec, profiles: list[ColumnProfile]) -> list[Scored
     """
     found: list[Scored] = []
     for profile in profiles:
-        fit = _kind_fit(spec, profile)
+        fit = kind_fit(spec, profile)
         if fit == 0.0:
             continue
         by_header = header_score(spec, profile.name)
@@ -165,6 +189,7 @@ def apply_key_overlap(
     for group, position in ((order_keys, 0), (refs, 1)):
         for candidate in group:
             mine = max(v for k, v in overlap.items() if k[position] == candidate.column)
+            candidate.overlap = mine
             if mine >= 0.05:
                 candidate.score += 0.4 * mine
                 candidate.reason += f"; {mine:.0%} of sampled references match the other file"

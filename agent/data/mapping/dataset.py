@@ -1,7 +1,8 @@
 """One file's proposal: the column of every canonical field, and how its values are read.
 
 A person's answers come first (a chosen column is taken as given; for `currency`, a
-three-letter code that is not a column becomes the file's default currency). Every other field
+three-letter code that is not a column becomes the file's default currency; for a payment id,
+no column, `payments.payment_id=`, names each payment by its data row). Every other field
 takes its candidates' verdict under the ambiguity rule (`ambiguity.decide_field`), with its
 confidence and up to three alternatives. The reading options follow (`readings`), and for
 payments the row kinds (`row_kinds`).
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 from agent.data.currency import is_currency_code
 from agent.data.keys import id_reading_from_answers
-from agent.data.mapping.ambiguity import decide_field
+from agent.data.mapping.ambiguity import BY_ROW, decide_field
 from agent.data.mapping.candidates import FieldCandidates, Scored
 from agent.data.mapping.evidence import Evidence
 from agent.data.mapping.order_statuses import order_statuses
@@ -47,7 +48,9 @@ def dataset_proposal(
     notes = list(sample.layout.notes)
     choices: list[FieldChoice] = []
     for spec in SCHEMA[role]:
-        if spec.name in answered:
+        if spec.name in answered and not answered[spec.name]:  # no column: named by row
+            choices.append(_by_row_choice(spec))
+        elif spec.name in answered:
             choices.append(_given_choice(spec, answered[spec.name], by_name))
         elif spec.name == "currency" and default_currency is not None:
             choices.append(_default_currency_choice(spec, default_currency))
@@ -58,7 +61,7 @@ def dataset_proposal(
                 used.add(choice.column)
             choices.append(choice)
     options = reading_options(sample, by_name, choices, notes)
-    options = reading_from_answers(role, options, choices, sample, answers)
+    options = reading_from_answers(role, options, choices, sample, answers, clarifications)
     notes = [n for n in notes if not _answered_note(n, answers)]
     if role is Role.PAYMENTS:
         kinds = row_kinds(sample, choices, answers, notes, vocabulary, by_name)
@@ -86,7 +89,11 @@ def dataset_proposal(
 def _answered_columns(
     role: Role, evidence: Evidence, answers: dict[str, str]
 ) -> tuple[dict[str, str], str | None]:
-    """The columns a person chose (field -> column), checked, and the default currency they gave."""
+    """The columns a person chose (field -> column), checked, and the default currency they gave.
+
+    An empty answer for a field whose rows may be named by number (`by_row`: the payment id)
+    says that no column holds it; it stays in the answers as "".
+    """
     sample, by_name = evidence.sample, evidence.profiles
     default_currency: str | None = None
     answered = {k: v for k, v in answers.items() if k not in READING_OPTIONS}
@@ -97,8 +104,11 @@ def _answered_columns(
                 f'{sample.layout.file_name} has no column "{code}", and it is not a currency code'
             )
         default_currency = code
-    for field, answer in answered.items():
-        spec_of(role, field)  # raises KeyError for a field the role does not have
+    for field, answer in list(answered.items()):
+        spec = spec_of(role, field)  # raises KeyError for a field the role does not have
+        if spec.by_row and not answer.strip():
+            answered[field] = ""
+            continue
         if answer not in by_name:
             raise UnknownColumnError(
                 f'{sample.layout.file_name} has no column "{answer}" (chosen for {field}); '
@@ -116,6 +126,18 @@ def _given_choice(spec: FieldSpec, column: str, by_name: dict[str, ColumnProfile
         reason="chosen by a person",
         alternatives=[],
         samples=list(by_name[column].samples),
+    )
+
+
+def _by_row_choice(spec: FieldSpec) -> FieldChoice:
+    return FieldChoice(
+        field=spec.name,
+        required=False,
+        column=None,
+        confidence=1.0,
+        reason=BY_ROW.replace("no column holds it", "no column (chosen by a person)"),
+        alternatives=[],
+        samples=[],
     )
 
 

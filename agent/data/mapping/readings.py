@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from agent.data.ingest import CsvSample
 from agent.data.mapping.amounts import amount_reading, answered_amounts
-from agent.data.mapping.proposal import FieldChoice
+from agent.data.mapping.proposal import Clarification, FieldChoice
 from agent.data.mapping.timestamps import answered_timestamps, timestamp_reading
 from agent.data.profile import ColumnProfile
 from agent.data.schema import SCHEMA, AmountReading, ReadingOptions, Role, TimestampReading
@@ -54,16 +54,18 @@ def reading_from_answers(
     choices: list[FieldChoice],
     sample: CsvSample,
     answers: dict[str, str],
+    questions: list[Clarification] | None = None,
 ) -> ReadingOptions:
     """`options` with a person's answers applied: separators and unit of each amount field,
-    date order, pattern, time zone, zone column and time column of the timestamp field.
+    date order, pattern, time zone, zone column and time column of the timestamp field. What
+    only a person can say (which zone CST is) joins `questions` (`answered_timestamps`).
 
     Raises MappingError, in words, for a value that cannot work, and UnknownColumnError for a
     column the file does not have.
     """
     columns = {c.field: c.column for c in choices if c.column}
     amounts = answered_amounts(role, options.amounts, columns, answers)
-    timestamps = answered_timestamps(role, options.timestamps, columns, sample, answers)
+    timestamps = answered_timestamps(role, options.timestamps, columns, sample, answers, questions)
     return options.model_copy(update={"amounts": amounts, "timestamps": timestamps})
 
 

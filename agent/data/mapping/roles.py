@@ -32,7 +32,9 @@ _ROLE_WORDS = {
 
 
 def _role_fit(profiles: list[ColumnProfile], role: Role) -> float:
-    required = [s for s in SCHEMA[role] if s.required]
+    # A payment id is not required (a file without one names its rows by number), but a file
+    # with one looks more like a payments export: it counts towards the fit as it always did.
+    required = [s for s in SCHEMA[role] if s.required or s.by_row]
     total = 0.0
     used: set[str] = set()
     for spec in required:

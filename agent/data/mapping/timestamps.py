@@ -20,6 +20,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from agent.data.ingest import CsvSample
 from agent.data.mapping.headers import normalize_header
+from agent.data.mapping.proposal import Clarification
 from agent.data.profile import ColumnProfile, column_values
 from agent.data.schema import TIME_FIELD, TIME_OPTIONS, Role, TimestampReading
 from agent.data.time_zones import ZONE_PLACES, utc_offset, zone_of, zone_place
@@ -104,9 +105,13 @@ def answered_timestamps(
     columns: dict[str, str],
     sample: CsvSample,
     answers: dict[str, str],
+    questions: list[Clarification] | None = None,
 ) -> dict[str, TimestampReading]:
     """`timestamps` with a person's time answers applied to the timestamp field of `role`.
 
+    A zone abbreviation that names several zones (CST) and that nobody answered joins
+    `questions`, offering the zones, so the rest of the reading is still proposed; without
+    `questions`, or when a person's `timezone` answer does not settle it, MappingError says so.
     Raises MappingError, in words, for a value that cannot work, and UnknownColumnError for a
     column the file does not have.
     """
@@ -125,17 +130,22 @@ def answered_timestamps(
         )
     reading, column = timestamps.get(field), columns.get(field)
     if reading is not None and column is not None and "timezone_column" not in answers:
-        _ask_ambiguous_zones(sample, column, reading, role)
+        question = _ambiguous_zones(sample, column, reading, role)
+        if question is not None and (questions is None or "timezone" in answers):
+            raise MappingError(question.question)  # a person's answer that does not settle it
+        if question is not None and questions is not None:
+            questions.append(question)
     return timestamps
 
 
-def _ask_ambiguous_zones(
+def _ambiguous_zones(
     sample: CsvSample, column: str, reading: TimestampReading, role: Role
-) -> None:
-    """Raise MappingError, naming the edit, when the zones read with `column` (its zone column's,
-    or those written after its times) hold an abbreviation that names several zones (CST: US
-    Central or China) and the reading's `timezone` does not say which. A zone column a person
-    chose is read as `ZONE_ABBREVIATIONS` says, with a warning (`time_checks`)."""
+) -> Clarification | None:
+    """The question, naming the edit and offering the zones, when the zones read with `column`
+    (its zone column's, or those written after its times) hold an abbreviation that names
+    several zones (CST: US Central or China) and the reading's `timezone` does not say which.
+    A zone column a person chose is read as `ZONE_ABBREVIATIONS` says, with a warning
+    (`time_checks`)."""
     if reading.zone_column is not None and reading.zone_column in sample.layout.columns:
         source = reading.zone_column
         written = {v.strip().upper() for v in set(column_values(sample, source))}
@@ -144,18 +154,24 @@ def _ask_ambiguous_zones(
         values = set(column_values(sample, column))
         written = {split_zone(v, reading.pattern)[1].upper() for v in values}
     else:
-        return
+        return None
     open_ = sorted(
         z for z in written & ZONE_PLACES.keys() if zone_place(z, reading.timezone) is None
     )
     if not open_:
-        return
+        return None
     places = ZONE_PLACES[open_[0]]
     meanings = "; ".join(f"{where}, {utc_offset(minutes)}" for where, minutes, _ in places)
     edits = " or ".join(f"{role.value}.timezone={zone}" for _, _, zone in places)
-    raise MappingError(
-        f'{sample.layout.file_name}: "{source}" writes {", ".join(open_)}, and {open_[0]} names '
-        f"more than one zone ({meanings}): say which zone the export is in, edit {edits}"
+    return Clarification(
+        role=role,
+        field="timezone",
+        question=(
+            f'{sample.layout.file_name}: "{source}" writes {", ".join(open_)}, and {open_[0]} '
+            f"names more than one zone ({meanings}): say which zone the export is in, edit "
+            f"{edits}"
+        ),
+        choices=[zone for _, _, zone in places],
     )
 
 

@@ -176,6 +176,14 @@ def sql_word(column: str) -> str:
     return f"replace(lower(NULLIF({trimmed}, '')), ' ', '_')"
 
 
+def row_name_sql(rowid: str) -> str:
+    """A DuckDB expression: the name of the loaded row `rowid` where a file has no column of
+    ids for it (`FieldSpec.by_row`), `row N` for its data row N, as the evidence numbers rows
+    (`rowid + 1`: the n-th record after the header). Read only for the rows a finding or the
+    exceptions CSV shows, never stored on every row."""
+    return f"'row ' || CAST({rowid} + 1 AS VARCHAR)"
+
+
 def derived_columns(role: Role, mapping: DatasetMapping) -> str:
     """Columns computed while reading: the currency code and the keys that join the files.
 

@@ -44,7 +44,11 @@ def validate(
     for spec in SCHEMA[role]:
         column = mapping.columns.get(spec.name)
         if column is None:
-            if spec.required and not (spec.kind == "currency" and mapping.options.default_currency):
+            if spec.by_row:
+                report.facts.append(by_row_fact(file_name, spec.name))
+            elif spec.required and not (
+                spec.kind == "currency" and mapping.options.default_currency
+            ):
                 message = f"{file_name}: no column is mapped to {spec.name}"
                 missing.setdefault(len(wanted), []).append(message)
             continue
@@ -74,12 +78,12 @@ def validate(
                     "values that are not ISO 4217 currency codes",
                 )
             )
-        elif spec.kind == "id" and spec.required:
+        elif spec.kind == "id":  # a chosen id column must name its rows, payment id or not
             wanted.append(
                 _Check(
                     spec.name,
                     column,
-                    spec.required,
+                    True,
                     f"{spec.name} IS NULL AND NOT ({_blank_row(role, mapping)})",
                     "true",
                     "rows with an empty id",
@@ -97,7 +101,8 @@ def validate(
                 f'"{want.column}" ({want.field}), e.g. rows {where}'
             )
             if want.required and check.unreadable_share > 1 - REQUIRED_SHARE:
-                report.errors.append(message)
+                remedy = _remedy(want.field)
+                report.errors.append(f"{message}: {remedy}" if remedy else message)
             else:  # the mapping can be approved: say what approving it does with those rows
                 consequence = _consequence(want.field)
                 report.warnings.append(f"{message}: {consequence}" if consequence else message)
@@ -199,15 +204,45 @@ def _counted_rows(role: Role, mapping: DatasetMapping, policy: Policy) -> str:
 
 def _blank_row(role: Role, mapping: DatasetMapping) -> str:
     """Rows whose empty id is no problem: an order's continuation rows (line-item detail
-    only), and refund rows (a refund's kind or a negative amount), which reach their capture
-    by either id: a settlement's RETURN row has no capture id of its own."""
+    only); refund rows (a refund's kind or a negative amount), which reach their capture by
+    either id (a settlement's RETURN row has no capture id of its own); and the rows the
+    approved row kinds ignore, by their kind or their status as reconciling reads them (a fee,
+    a payout or a deposit names no payment: those rows are never counted here at all, see
+    `_counted_rows`, and said so here too, so that this check stands on its own)."""
     if role is Role.ORDERS and "order_amount" in mapping.columns:
         return "NOT order_amount_filled"
     if role is Role.PAYMENTS:
         kinds = mapping.options.kinds
         refund = sql_words(kinds.refund) if kinds is not None else "(NULL)"
-        return f"coalesce(row_kind IN {refund} OR captured_amount < 0, false)"
+        ignore = sql_words(kinds.ignore) if kinds is not None else "(NULL)"
+        return (
+            f"coalesce(row_kind IN {refund} OR captured_amount < 0, false) "
+            f"OR coalesce(row_kind IN {ignore}, false) "
+            f"OR coalesce(payment_status IN {ignore}, false)"
+        )
     return "false"
+
+
+def by_row_fact(file_name: str, field: str) -> str:
+    """What the request says of a file whose rows are named by number for want of an id
+    column (`FieldSpec.by_row`): the names the findings and the exceptions CSV give them."""
+    noun = field.removesuffix("_id").replace("_", " ")
+    return (
+        f"{file_name} has no {noun} id column: each {noun} is named by its data row "
+        "(row 1, row 2, ..., as rows are numbered in the evidence); a refund reaches its "
+        "order by its order reference alone"
+    )
+
+
+def _remedy(field: str) -> str | None:
+    """What a person can edit when too many rows of a required field's column do not read,
+    as an edit reads it; None where choosing another column is all there is to say."""
+    if field == "payment_id":
+        return (
+            "choose the column of each payment's own id (edit payments.payment_id=COLUMN), "
+            "or name each payment by its data row (edit payments.payment_id=)"
+        )
+    return None
 
 
 def _consequence(field: str) -> str | None:

@@ -19,6 +19,7 @@ import duckdb
 
 from agent.data.currency import CURRENCY_EXPONENTS
 from agent.data.normalize import minor_sql, reference_tokens_sql
+from agent.data.normalize.columns import row_name_sql
 from agent.data.normalize.meanings import order_statuses_of
 from agent.data.policy import Policy
 from agent.data.reconcile.runner import run_sql
@@ -83,8 +84,12 @@ def define_readings(con: duckdb.DuckDBPyConnection, mapping: Mapping) -> None:
     `order_amount_minor`, `captured_amount_minor` and `refunded_amount_minor` turn a parsed
     amount into integer minor units of its currency (the approved unit of each amount column:
     major by default, refunds as captures); `reference_tokens` gives the order ids that a
-    payment's reference names, under the approved id reading. DuckDB expands a macro where it
-    is called, so the engine runs the same plan as with the expressions written out.
+    payment's reference names, under the approved id reading. `payment_name(id, r)` is the
+    payment id a finding and the exceptions CSV show for the payment row `r` (its rowid), and
+    `no_payment_id(id)` whether a row lacks one: a mapping with no payment id column names
+    each payment by its data row (`row 12`) and lacks none, so no payment id repeats and
+    refunds reach their payment by its order reference. DuckDB expands a macro where it is
+    called, so the engine runs the same plan as with the expressions written out.
     """
     units = {
         "order_amount": mapping.orders.options.unit_of("order_amount"),
@@ -98,3 +103,8 @@ def define_readings(con: duckdb.DuckDBPyConnection, mapping: Mapping) -> None:
         )
     tokens = reference_tokens_sql("reference", mapping.payments.options.ids)
     con.execute(f"CREATE OR REPLACE MACRO reference_tokens(reference) AS {tokens}")
+    by_row = "payment_id" not in mapping.payments.columns
+    name = row_name_sql("r") if by_row else "id"
+    con.execute(f"CREATE OR REPLACE MACRO payment_name(id, r) AS {name}")
+    missing = "false" if by_row else "id IS NULL"
+    con.execute(f"CREATE OR REPLACE MACRO no_payment_id(id) AS {missing}")

@@ -27,6 +27,9 @@ class FieldSpec:
 
     `aliases` maps a normalized header (lower case, words separated by single spaces) to how
     strongly it names this field; `against` lists words that, in a header, point elsewhere.
+    `by_row`: a file with no column for it names each row by its data row instead (`row 1`,
+    `row 2`, ... as evidence numbers rows), never asks which column holds it (a statement
+    without a transaction id of its own, such as Etsy's).
     """
 
     name: str
@@ -35,6 +38,7 @@ class FieldSpec:
     description: str
     aliases: dict[str, float]
     against: frozenset[str] = field(default_factory=frozenset)
+    by_row: bool = False
 
 
 SCHEMA: dict[Role, tuple[FieldSpec, ...]] = {
@@ -45,7 +49,9 @@ SCHEMA: dict[Role, tuple[FieldSpec, ...]] = {
             True,
             "the order's own id, as payments refer to it",
             {**ORDER_ID_ALIASES, "name": 0.55, "number": 0.55, "id": 0.55, "reference": 0.5},
-            frozenset("customer item lineitem product sku variant transaction payment".split()),
+            frozenset(
+                "customer item items lineitem product sku variant transaction payment".split()
+            ),
         ),
         FieldSpec(
             "order_amount",
@@ -182,7 +188,7 @@ SCHEMA: dict[Role, tuple[FieldSpec, ...]] = {
         FieldSpec(
             "payment_id",
             "id",
-            True,
+            False,  # without a column of its own, each row is named by its number (`by_row`)
             "the payment's own id (charge, transaction)",
             {
                 "payment id": 1.0,
@@ -213,8 +219,13 @@ SCHEMA: dict[Role, tuple[FieldSpec, ...]] = {
             ORDER_WORDS
             | frozenset(
                 "customer card invoice transfer dispute balance source intent paymentintent "
-                "merchant refund kunde client cliente klant".split()
+                "merchant refund kunde client cliente klant "
+                # A date, an amount, a kind, a text about the payment or the id of the payout
+                # or batch it was paid out in is not its id.
+                "date time amount total fee net gross type status title description info "
+                "memo payout batch settlement deposit".split()
             ),
+            by_row=True,
         ),
         FieldSpec(
             "order_id",

@@ -288,7 +288,7 @@ def _chosen(choices: dict[str, str], columns: dict[Role, list[str]]) -> dict[Rol
     for key, position in choices.items():
         if key.startswith(blocks.OPTIONS_BLOCK_PREFIX):
             role = Role(key.removeprefix(blocks.OPTIONS_BLOCK_PREFIX))
-            answers.setdefault(role, {}).update(option_lines(position))
+            answers.setdefault(role, {}).update(option_lines(position, role.value))
             continue
         role_name, _, name = key.partition(".")
         header = columns.get(Role(role_name), [])

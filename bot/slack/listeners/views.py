@@ -104,7 +104,11 @@ def register(app: App, handlers: Handlers) -> None:
             block_id: problem
             for block_id, text in changed.items()
             if block_id.startswith(blocks.OPTIONS_BLOCK_PREFIX)
-            and (problem := option_lines_problem(text))
+            and (
+                problem := option_lines_problem(
+                    text, block_id.removeprefix(blocks.OPTIONS_BLOCK_PREFIX)
+                )
+            )
         }
         if problems:
             ack(response_action="errors", errors=problems)

@@ -185,7 +185,7 @@ def test_two_questions_at_once_both_stay_in_the_conversation(
     # The second process sees the same stored files.
     other.service = build_use_cases(replace(other.service.deps, blobs=world.blobs))
     barrier = threading.Barrier(2)
-    questions = ["why is #1010 flagged?", "explain over_capture"]
+    questions = ["why is #SH1010 flagged?", "explain over_capture"]
 
     failures: list[BaseException] = []
 

@@ -255,6 +255,14 @@ def test_reading_options_are_written_name_equals_value_and_checked() -> None:
     assert option_lines_problem("id_prefix=WC-") == ""
     assert "not name=value" in option_lines_problem("strip WC-")
     assert "No reading option colour" in option_lines_problem("colour=red")
+    # An edit as a request suggests it, pasted into its file's box, is taken as typed.
+    suggested = "payments.id_pattern='#\\s*(\\d+)'\npayments.id_ignore_case=yes"
+    assert option_lines(suggested, "payments") == {
+        "id_pattern": "#\\s*(\\d+)",
+        "id_ignore_case": "yes",
+    }
+    assert option_lines_problem(suggested, "payments") == ""
+    assert "No reading option payments.id_ignore_case" in option_lines_problem(suggested, "orders")
 
 
 def test_the_which_file_question_is_answered_with_a_select_of_the_files() -> None:

@@ -35,7 +35,6 @@ from agent.data.reconcile import connect, load_and_validate
 from agent.data.schema import Mapping, Role, TimestampReading
 from agent.data.time_zones import ZONE_NAMES, zone_of
 from agent.data.timestamp_formats import detect_timestamp_format
-from agent.errors import MappingError
 
 LIMIT = 1 << 30
 STRICT = Policy(window_hours_before=0)
@@ -500,9 +499,14 @@ CST_PAYMENTS = "payment_id,order_id,amount,currency,captured,TimeZone\n" + "".jo
 
 def test_an_abbreviation_that_names_two_zones_is_asked(tmp_path: Path) -> None:
     orders, pay = _pair(tmp_path, CST_ORDERS, CST_PAYMENTS, "payments.csv")
-    with pytest.raises(MappingError) as raised:
-        _propose(orders, pay)
-    message = str(raised.value)
+    # Asked with the zones as the choices, the rest of the reading still proposed (issue 37:
+    # the question is shown with the mapping it is about).
+    proposal = _propose(orders, pay)
+    [question] = proposal.clarifications
+    assert (question.role, question.field) == (Role.PAYMENTS, "timezone")
+    assert {"America/Chicago", "Asia/Shanghai"} <= set(question.choices)
+    assert proposal.payments.column_of("order_id") == "order_id"
+    message = question.question
     assert '"TimeZone" writes CST' in message
     assert "US Central, UTC-06:00; China, UTC+08:00" in message
     assert "payments.timezone=America/Chicago or payments.timezone=Asia/Shanghai" in message

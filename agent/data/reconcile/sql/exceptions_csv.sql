@@ -4,8 +4,9 @@
 -- (`spreadsheet_safe`: setup.sql). Findings of one category at the same row number of both
 -- files: the payments file's first (`finding_side`: setup.sql); ignored rows of both files at
 -- the same row number: the orders row first. An ignored row's id and currency are read from
--- `orders_rows` or `payments_rows` (by row number), an ignored payment row's kind value from
--- `payment_kind_values`. Then the number of lines written.
+-- `orders_rows` or `payments_rows` (by row number; a payment's as `payment_name` gives it,
+-- engine.py), an ignored payment row's kind value from `payment_kind_values`. Then the number
+-- of lines written.
 COPY (
     SELECT category, reason, spreadsheet_safe(order_ids) AS order_ids, orders_rows,
            spreadsheet_safe(payment_ids) AS payment_ids, payments_rows,
@@ -34,7 +35,7 @@ COPY (
         SELECT 1000, l.r + 1, 1, 'ignored',
                CASE WHEN l.reason = 'row_kind' THEN l.reason || ':' || coalesce(k.value, '')
                     ELSE CAST(l.reason AS VARCHAR) END,
-               '', '', coalesce(p.payment_id, ''), CAST(l.r + 1 AS VARCHAR),
+               '', '', coalesce(payment_name(p.payment_id, p.rowid), ''), CAST(l.r + 1 AS VARCHAR),
                coalesce(p.currency_code, ''), NULL, NULL, NULL
         FROM ledger_rows l JOIN payments_rows p ON p.rowid = l.r
         LEFT JOIN payment_kind_values k ON k.r = l.r

@@ -4,7 +4,8 @@
 -- Parameters: $amount_tolerance_minor (the policy's) and $category_order (the categories in
 -- the order they apply: `category_rank` is a category's place in it, from 0).
 -- Ids are read from `orders_rows` and `payments_rows` by row number (rowid), for the rows of
--- findings only.
+-- findings only; a payment's as `payment_name` (engine.py) gives it: its id, or `row N` where
+-- the mapping names each payment by its data row.
 
 -- Flagged orders: the classified orders with a category, and the ids that cannot be read as
 -- one order (every row of them with an amount is evidence, with the payments that name them).
@@ -43,7 +44,7 @@ FROM bad_orders b LEFT JOIN bad_captured c ON c.order_r = b.r;
 CREATE OR REPLACE TABLE findings AS
 WITH finding_payments AS MATERIALIZED (
     -- The payment rows behind each flagged order: its captures, and its refunds.
-    SELECT x.order_r, x.r, p.payment_id
+    SELECT x.order_r, x.r, payment_name(p.payment_id, p.rowid) AS payment_id
     FROM (SELECT order_r, r FROM payments WHERE order_r IN (SELECT r FROM flagged_orders)
           UNION ALL
           SELECT order_r, r FROM refunds WHERE order_r IN (SELECT r FROM flagged_orders)) x
@@ -77,7 +78,7 @@ WITH finding_payments AS MATERIALIZED (
 ), multi_besides AS (
     -- Those payments, reviewed with the payment naming several orders (their rows and ids).
     SELECT m.payment_r AS r, list(p.r + 1 ORDER BY p.r) AS rows,
-           list(pr.payment_id ORDER BY p.r) AS ids
+           list(payment_name(pr.payment_id, pr.rowid) ORDER BY p.r) AS ids
     FROM multi_links m
     JOIN (SELECT r FROM order_findings WHERE n IS NOT NULL) f ON f.r = m.order_r
     JOIN payments p ON p.order_r = m.order_r
@@ -86,7 +87,8 @@ WITH finding_payments AS MATERIALIZED (
 ), multi_refunds AS (
     -- Refunds of a capture that names several orders: reviewed with that payment.
     -- What they returned is taken from what the payment captured (`actual`).
-    SELECT rf.capture_r AS r, list(rf.r + 1) AS rows, list(rf.payment_id) AS payment_ids,
+    SELECT rf.capture_r AS r, list(rf.r + 1) AS rows,
+           list(payment_name(rf.payment_id, rf.r)) AS payment_ids,
            sum(rf.amount_minor) AS amount_minor, bool_or(rf.amount_minor IS NULL) AS whole
     FROM refunds rf JOIN payments p ON p.r = rf.capture_r
     WHERE rf.order_r IS NULL AND p.refs > 1
@@ -128,7 +130,8 @@ FROM (
                 WHEN m.shared THEN 'order_in_another_multi_order_payment' END,
            p.r + 1, coalesce(m.order_ids, []), coalesce(m.order_keys, []),
            coalesce(m.order_rows, []),
-           [pr.payment_id] || coalesce(mr.payment_ids, []) || coalesce(mb.ids, []),
+           [payment_name(pr.payment_id, pr.rowid)] || coalesce(mr.payment_ids, [])
+               || coalesce(mb.ids, []),
            list_sort(coalesce(pc.rows, [p.r + 1]) || coalesce(mr.rows, []) || coalesce(mb.rows, [])),
            pr.currency_code, p.exponent, m.expected,
            CASE WHEN p.refs = 1 AND p.order_r IS NOT NULL AND NOT pc.same
@@ -146,7 +149,7 @@ FROM (
     UNION ALL
     -- Refunds of a capture and an order that neither file has: money moved, unexplained.
     SELECT 'capture_without_order', 'refund', rf.r + 1, [], [], [],
-           list_filter([rf.payment_id], lambda x: x IS NOT NULL), [rf.r + 1],
+           list_filter([payment_name(rf.payment_id, rf.r)], lambda x: x IS NOT NULL), [rf.r + 1],
            rf.currency, e.exponent, NULL, rf.amount_minor
     FROM refunds rf
     LEFT JOIN currency_exponents e ON e.code = rf.currency
@@ -176,7 +179,8 @@ FROM (
            CASE WHEN any_value(x.credit) THEN abs(any_value(x.order_amount)) END,
            CASE WHEN count(DISTINCT x.currency) = 1 THEN sum(x.amount_minor) END
     FROM (
-        SELECT rf.r, rf.order_r, rf.payment_id, rf.currency, rf.amount_minor, e.exponent,
+        SELECT rf.r, rf.order_r, payment_name(rf.payment_id, rf.r) AS payment_id, rf.currency,
+               rf.amount_minor, e.exponent,
                o.order_id, o.order_key, f.amount_minor AS order_amount,
                rf.order_r IN (SELECT order_r FROM payments WHERE order_r IS NOT NULL) AS captured,
                coalesce(f.amount_minor < 0, false) AS credit,
@@ -205,7 +209,8 @@ FROM (
            CASE WHEN k.reason = 'unknown_row_kind'
                 THEN k.reason || ':' || coalesce(v.value, '') ELSE CAST(k.reason AS VARCHAR) END,
            k.r + 1, [], [],
-           [], list_filter([p.payment_id], lambda x: x IS NOT NULL), [k.r + 1],
+           [], list_filter([payment_name(p.payment_id, p.rowid)], lambda x: x IS NOT NULL),
+           [k.r + 1],
            p.currency_code, NULL, NULL, NULL
     FROM payment_row_kinds k JOIN payments_rows p ON p.rowid = k.r
     LEFT JOIN payment_kind_values v ON v.r = k.r

@@ -9,7 +9,9 @@
 -- $kinds_refunded (capture values that say the capture was refunded). Needs
 -- `currency_exponents` and the ENUM types (setup.sql), and the macros `order_amount_minor`,
 -- `captured_amount_minor`, `refunded_amount_minor` and `reference_tokens`, which read the
--- amounts and references as the approved mapping says (engine.py defines them).
+-- amounts and references as the approved mapping says, and `no_payment_id`, whether a row
+-- lacks its payment id (never where the mapping names each payment by its data row, and then
+-- no payment id repeats): engine.py defines them.
 --
 -- The tables made here hold numbers and words of the ENUM types of setup.sql only: an id or a
 -- text that a finding, the export or the ledger shows is read from `orders_rows` or
@@ -105,7 +107,9 @@ GROUP BY 1 HAVING count(*) > 1;
 -- is on several rows (`payment_copies` counts those).
 -- A payment's reference: the first id it names when it names several (`refs` counts them,
 -- read only where a reference names several ids: a few rows), and the head row of that
--- order (order_r) only when it names exactly one. A refund's: its reference as written.
+-- order (order_r) only when it names exactly one. A refund's: its reference as written, or
+-- where it holds separators the one id it names (`Refund to buyer for Order #3522077086`: a
+-- statement's refund, with no payment id to reach its capture by, names its order so).
 -- This is the only join of the payments on text; everything after it matches integers.
 CREATE OR REPLACE TABLE payment_row_kinds AS
 WITH flags AS (
@@ -133,7 +137,7 @@ WITH flags AS (
         WHEN refund_kind THEN 'refund'::kind_word
         -- A negative captured amount is money going back: a refund or reversal, by its size.
         WHEN captured_amount < 0 AND exponent IS NOT NULL THEN 'refund'::kind_word
-        WHEN payment_id IS NULL OR NOT captured_amount_filled OR captured_amount IS NULL
+        WHEN no_payment_id(payment_id) OR NOT captured_amount_filled OR captured_amount IS NULL
           OR exponent IS NULL THEN 'unreadable'::kind_word
         WHEN captured_amount = 0 THEN 'ignored'::kind_word
         ELSE 'payment'::kind_word
@@ -151,7 +155,7 @@ WITH flags AS (
           THEN 'empty_amount'::reason_word
         WHEN refund_kind THEN NULL
         WHEN captured_amount < 0 AND exponent IS NOT NULL THEN NULL
-        WHEN payment_id IS NULL THEN 'empty_payment_id'::reason_word
+        WHEN no_payment_id(payment_id) THEN 'empty_payment_id'::reason_word
         WHEN NOT captured_amount_filled THEN 'empty_amount'::reason_word
         WHEN captured_amount IS NULL THEN 'unreadable_amount'::reason_word
         WHEN currency_code IS NULL THEN 'missing_currency'::reason_word
@@ -160,12 +164,13 @@ WITH flags AS (
       END AS reason
     FROM flags
 ), linked AS (
-    SELECT *, CASE WHEN kind = 'payment' AND several_refs THEN reference_tokens(order_id) END
-                  AS tokens
+    SELECT *, CASE WHEN kind IN ('payment', 'refund') AND several_refs
+                   THEN reference_tokens(order_id) END AS tokens
     FROM kinds
 ), keyed AS (
     SELECT *,
-           CASE WHEN kind = 'refund' THEN ref_key
+           CASE WHEN kind = 'refund' AND several_refs AND len(tokens) = 1 THEN tokens[1]
+                WHEN kind = 'refund' THEN ref_key
                 WHEN kind = 'payment' AND several_refs THEN tokens[1]
                 WHEN kind = 'payment' THEN ref_key END AS link_key,
            CASE WHEN order_id IS NULL THEN 0
