@@ -39,6 +39,8 @@ from agent.data.vocabulary import BUILTIN
 
 _ID_LIKE = re.compile(r"^\s*#?[A-Za-z0-9][A-Za-z0-9_\-./:]*\s*$")
 _HAS_DIGIT = re.compile(r"\d")
+# An id of capital letters only (PrestaShop's order reference `GWCOYZKHK`): a code, not a word.
+LETTER_CODE = re.compile(r"^\s*#?[A-Z][A-Z_\-]{4,}\s*$")
 _DECIMAL = re.compile(r"^\s*-?\d+[.,]\d{1,4}\s*$")
 _BOOLEAN = frozenset({"true", "false", "yes", "no", "y", "n", "0", "1", "t", "f"})
 _SYMBOL = re.compile(f"[{CURRENCY_SYMBOLS}]")
@@ -118,6 +120,9 @@ class ColumnProfile:
     multi_reference_share: float
     reference_share: float
     currency_mark: str | None = None
+    # The share of values that are codes of capital letters only (`GWCOYZKHK`): ids without a
+    # digit, which `id_like_share` and `reference_share` do not count.
+    letter_code_share: float = 0.0
     # How many filled values the kinds were read from (at most PROFILE_VALUES).
     profiled: int = 0
     # Zones and times of day it holds, or (a timestamp's) where they are (`times_of`).
@@ -222,6 +227,7 @@ def _profile(
     # `is_currency_code` of each value, and `_is_id_like` as three filters.
     codes = map(CURRENCY_EXPONENTS.__contains__, map(str.upper, map(str.strip, kinds)))
     ids = filterfalse(_DECIMAL.match, filter(_ID_LIKE.match, named))  # `named` hold a digit
+    letter_codes = filter(LETTER_CODE.match, kinds)
     total = len(head)
     return ColumnProfile(
         name=name,
@@ -241,6 +247,7 @@ def _profile(
         id_like_share=_part(sum(map(counts.__getitem__, ids)), total),
         multi_reference_share=_part(sum(map(counts.__getitem__, many)), total),
         reference_share=_part(sum(map(counts.__getitem__, named)), total),
+        letter_code_share=_part(sum(map(counts.__getitem__, letter_codes)), total),
         currency_mark=_currency_mark(counts) if fmt is not None else None,
         profiled=len(head),
         times=times_of(name, head, counts, pattern, fmt is not None and numeric_share >= 0.9),

@@ -12,13 +12,14 @@ side are compared, each distinct value once, the first `OVERLAP_VALUES` of them 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from agent.data.mapping.bounds import COMPARED_CANDIDATES, OVERLAP_VALUES, Budget
 from agent.data.mapping.columns import SampleColumns
 from agent.data.mapping.headers import header_score, normalize_header
 from agent.data.mapping.references import _References, may_name
-from agent.data.profile import ColumnProfile
+from agent.data.profile import LETTER_CODE, ColumnProfile
 from agent.data.schema import FieldSpec, Role
 from agent.data.vocabulary import BUILTIN
 
@@ -68,12 +69,25 @@ def kind_fit(spec: FieldSpec, profile: ColumnProfile) -> float:
     if spec.kind in ("id", "reference") and _names_nothing(profile):
         return 0.0
     if spec.kind == "id":
-        return min(1.0, profile.id_like_share / 0.9)
+        return min(1.0, max(profile.id_like_share, _codes(profile)) / 0.9)
     if spec.kind == "reference":
-        return min(1.0, profile.reference_share / 0.8)
+        return min(1.0, max(profile.reference_share / 0.8, _codes(profile) / 0.9))
     if spec.kind == "status":
         return 1.0 if not profile.is_numeric() and profile.distinct <= 50 else 0.4
     return 1.0
+
+
+def _codes(profile: ColumnProfile) -> float:
+    """The share of a column's values that are ids of capital letters only (`GWCOYZKHK`), when
+    they tell the rows apart as ids do (`SALE`, `RETURN` repeat: kinds, not ids)."""
+    return profile.letter_code_share if profile.distinct_share >= 0.8 else 0.0
+
+
+def _letter_codes(values: Iterable[str]) -> bool:
+    """Whether most of a column's distinct values are codes of capital letters (`GWCOYZKHK`)."""
+    distinct = [v for v in values if v.strip()]
+    codes = sum(1 for v in distinct if LETTER_CODE.match(v))
+    return bool(distinct) and codes >= 0.8 * len(distinct)
 
 
 def _names_nothing(profile: ColumnProfile) -> bool:
@@ -180,11 +194,21 @@ def apply_key_overlap(
         else:  # no part of any value is a key: no reference names one, each share is 0
             references[c.column] = None
     overlap: dict[tuple[str, str], float] = {}
+    # References that are codes of letters (`GWCOYZKHK`) name no id by their parts: they are
+    # compared whole, as the engine compares a reference of one part.
+    whole = {
+        c.column: payments.key_set(c.column)
+        for c in refs
+        if _letter_codes(payments.distinct(c.column))
+    }
     for key_column, keys in key_sets.items():
         if budget.exhausted():
             return
         for ref_column, named in references.items():
-            overlap[(key_column, ref_column)] = 0.0 if named is None else named.share_in(keys)
+            share = 0.0 if named is None else named.share_in(keys)
+            if whole.get(ref_column):
+                share = max(share, len(whole[ref_column] & keys) / len(whole[ref_column]))
+            overlap[(key_column, ref_column)] = share
     best_any = max(overlap.values())
     for group, position in ((order_keys, 0), (refs, 1)):
         for candidate in group:

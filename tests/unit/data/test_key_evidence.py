@@ -102,6 +102,22 @@ def test_the_reading_the_files_show_is_proposed_with_its_figure_and_reconciles(
     assert {c: n for c, n in summary.counts.items() if n} == truth["findings"]
 
 
+def test_the_key_columns_are_the_ones_whose_ids_meet(tmp_path: Path) -> None:
+    # PrestaShop's numeric `ID` and Stripe's `id_cart` metadata overlap by chance (carts run
+    # three ahead of orders); the 9-letter `Reference` is what `order_reference` names. The
+    # pair whose ids meet is chosen, not the one whose numbers look alike: one real finding.
+    files = _files(KEYS, "prestashop_orders.csv", "stripe_payments_prestashop.csv")
+    proposal, report = _as_the_bot_reads(files, {})
+    assert proposal.mapping is not None
+    assert proposal.mapping.orders.columns["order_id"] == "Reference"
+    assert proposal.mapping.payments.columns["order_id"] == "order_reference (metadata)"
+    assert report.errors == []
+    assert report.references == [9, 9]
+    result = run_job(files, proposal.mapping, Policy(), tmp_path / "exceptions.csv")
+    summary = result.reconciliation.summary()
+    assert {c: n for c, n in summary.counts.items() if n} == {"amount_mismatch": 1}
+
+
 def _write(folder: Path, orders: list[str], references: list[str]) -> dict[Role, tuple[Path, str]]:
     (folder / "orders.csv").write_text(
         "Order Number,Total,Currency\n" + "".join(f"{o},10.00,EUR\n" for o in orders)
