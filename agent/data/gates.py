@@ -18,6 +18,7 @@ from agent.data.id_evidence import (
     TIED_SHARES,
     Fix,
     better_readings,
+    differing_share,
     merged_orders,
     references_met,
 )
@@ -141,16 +142,22 @@ def _weigh_readings(
         for f in fixes[1:]
         if fix is not None
         and f.edit(mapping) != fix.edit(mapping)
-        and TIED_SHARES * f.total < fix.named - f.named < CLOSE_SHARES * f.total
-    ]
-    if fix is not None and fix.share >= CLEAR_SHARE and not close and not fix.merged:
-        fix = replace(fix, merged=merged_orders(con, met, fix))
-    if fix is not None and fix.share >= CLEAR_SHARE and not close and not fix.merged:
-        report.proposed = fix.answers(mapping)  # the files say it: validated in this one's place
-        report.proposed_reading = (
-            f"{fix.named:,} of {fix.total:,} payment references name an order under: "
-            f"{fix.describe(mapping)} (edit {fix.edit(mapping)})"
+        and fix.named - f.named < CLOSE_SHARES * f.total
+        and (
+            fix.named - f.named > TIED_SHARES * f.total
+            # As many meet under both: one reading only if they name the same orders.
+            or differing_share(con, _named_rows(mapping), fix, f, met) > TIED_SHARES
         )
+    ]
+    several = fix is not None and fix.several > TIED_SHARES * fix.total
+    if fix is not None and fix.share >= CLEAR_SHARE and not close and not several:
+        fix = replace(fix, merged=merged_orders(con, met, fix))
+        if not fix.merged:  # the files say it: validated in this one's place
+            report.proposed = fix.answers(mapping)
+            report.proposed_reading = (
+                f"{fix.named:,} of {fix.total:,} payment references name an order under: "
+                f"{fix.describe(mapping)} (edit {fix.edit(mapping)})"
+            )
     if fix is not None and close:
         said = "; ".join(
             f"edit {f.edit(mapping)} ({f.named:,} of {f.total:,} references name an order)"
@@ -158,14 +165,18 @@ def _weigh_readings(
         )
         advice = f" Two readings come close: {said}. Say which is right."
     elif fix is not None:
-        merged = (
-            f"; it would read {fix.merged:,} order ids as another order's, so it is not proposed"
-            if fix.merged
-            else ""
-        )
+        why = ""
+        if fix.merged:
+            why = f"; it would read {fix.merged:,} order ids as another order's, so it is not"
+            why += " proposed"
+        elif several:
+            why = (
+                f"; {fix.several:,} of them would name several orders (other numbers read as "
+                "order ids), so it is not proposed"
+            )
         advice = (
             f" Under {fix.describe(mapping)}, {fix.named:,} of {fix.total:,} would "
-            f"(edit {fix.edit(mapping)}){merged}."
+            f"(edit {fix.edit(mapping)}){why}."
         )
     elif failing:
         advice = (

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 import duckdb
 
 from agent.data.normalize.expressions import (
+    REFERENCE_SEPARATORS,
+    key_sql,
     reference_tokens_sql,
     spreadsheet_number_sql,
     sql_text,
@@ -61,6 +63,9 @@ class Fix:
     merged: int = 0
     """Distinct order ids that this reading makes one (`AB-7` and `ab-7` in any case): such a
     reading is named to the person, never proposed in place of theirs."""
+    several: int = 0
+    """References that name several orders under this reading and did not under the proposed
+    one (a date or an invoice number read as an order id): never proposed either."""
 
     @property
     def share(self) -> float:
@@ -169,9 +174,11 @@ def better_readings(
         if (getattr(ord0, name) and getattr(pay0, name)) or not _shown(con, shows):
             continue
         pays = pay0.model_copy(update={name: True})
-        named, merged = _score(con, "id_unmet", IdReading.model_validate({name: True}), pays)
+        named, merged, several = _score(
+            con, "id_unmet", IdReading.model_validate({name: True}), pays
+        )
         ords = ord0.model_copy(update={name: True})
-        tried.append(Fix(ords, pays, current.named + named, total, merged))
+        tried.append(Fix(ords, pays, current.named + named, total, merged, several))
     for extra, pays, touches in _reshaping(con, ord0, pay0, everywhere=everywhere):
         # The references it may change that meet now are scored again with the unmet ones.
         touched = (
@@ -179,10 +186,11 @@ def better_readings(
             "GROUP BY 1) ANTI JOIN id_unmet USING (ref) UNION ALL SELECT * FROM id_unmet"
         )
         con.execute(f"CREATE OR REPLACE TEMP TABLE id_touched AS {touched}")
-        named, merged = _score(con, "id_touched", extra, pays)
+        named, merged, several = _score(con, "id_touched", extra, pays)
+        several -= _score(con, "id_touched", IdReading(), pay0)[2]
         again = _sum(con, "SELECT sum(n) FROM id_touched") - unmet
         ords = ord0.model_copy(update=extra.model_dump(exclude_defaults=True))
-        tried.append(Fix(ords, pays, current.named - again + named, total, merged))
+        tried.append(Fix(ords, pays, current.named - again + named, total, merged, several))
     better = [fix for fix in tried if fix.named > current.named]
     return sorted(better, key=lambda fix: -fix.named)
 
@@ -261,7 +269,7 @@ def _most_common(con: duckdb.DuckDBPyConnection, values: str, where: str) -> str
 def _named(refs: str, extra: IdReading, pays: IdReading) -> str:
     """The references of `refs` every id of which names an order when the order keys are
     read further by `extra` and the references by `pays`."""
-    tokens = f"SELECT ref, unnest({reference_tokens_sql('ref', pays)}) AS tok FROM {refs}"
+    tokens = f"SELECT ref, unnest({_tokens_sql('ref', pays)}) AS tok FROM {refs}"
     key = "order_key" if extra.is_plain else _lean_key(extra)
     return (
         f"SELECT t.ref FROM ({tokens}) t LEFT JOIN (SELECT {key} AS key FROM order_index) k "
@@ -269,27 +277,81 @@ def _named(refs: str, extra: IdReading, pays: IdReading) -> str:
     )
 
 
+def _tokens_sql(value: str, reading: IdReading) -> str:
+    """The order ids a reference names under `reading`, as the engine reads them: a reference
+    of one part is its own id (`ref_key`, digits or not: `GWCOYZKHK`), a reference with
+    separators the parts `reference_tokens_sql` reads."""
+    if reading.pattern:
+        return reference_tokens_sql(value, reading)
+    one = f"NOT regexp_matches({value}, '{REFERENCE_SEPARATORS}')"
+    whole = f"list_filter([{key_sql(value, reading)}], lambda t: t IS NOT NULL)"
+    return f"(CASE WHEN {one} THEN {whole} ELSE {reference_tokens_sql(value, reading)} END)"
+
+
+def _orders_named(refs: str, extra: IdReading, pays: IdReading) -> str:
+    """Each reference of `refs` with the orders it names (their head rows, sorted), when the
+    order keys are read further by `extra` and the references by `pays`; a reference naming
+    an id that is no order has a NULL among them."""
+    key = "order_key" if extra.is_plain else _lean_key(extra)
+    tokens = f"SELECT ref, unnest({_tokens_sql('ref', pays)}) AS tok FROM {refs}"
+    return (
+        f"SELECT t.ref, list_sort(list(k.r)) AS orders, bool_and(k.r IS NOT NULL) AS all_named "
+        f"FROM ({tokens}) t LEFT JOIN (SELECT {key} AS key, min(r) AS r FROM order_index "
+        "GROUP BY 1) k ON k.key = t.tok GROUP BY t.ref"
+    )
+
+
 def _score(
     con: duckdb.DuckDBPyConnection, refs: str, extra: IdReading, pays: IdReading
-) -> tuple[int, int]:
+) -> tuple[int, int, int]:
     """The rows of `refs` every id of which names an order when the order keys are read
-    further by `extra` and the references by `pays`; and how many order ids `extra` merges
-    among the keys those ids meet."""
-    tokens = f"SELECT ref, unnest({reference_tokens_sql('ref', pays)}) AS tok FROM {refs}"
+    further by `extra` and the references by `pays`; how many order ids `extra` merges among
+    the keys those ids meet; and how many of those rows name several orders."""
+    tokens = f"SELECT ref, unnest({_tokens_sql('ref', pays)}) AS tok FROM {refs}"
     key = "order_key" if extra.is_plain else _lean_key(extra)
     row = con.execute(
         f"""
         WITH t AS MATERIALIZED ({tokens}),
         k AS MATERIALIZED (SELECT {key} AS key, count(*) AS ids FROM order_index
                            WHERE {key} IN (SELECT tok FROM t) GROUP BY 1),
-        named AS (SELECT t.ref FROM t LEFT JOIN k ON k.key = t.tok
+        named AS (SELECT t.ref, count(DISTINCT t.tok) AS ids FROM t LEFT JOIN k ON k.key = t.tok
                   GROUP BY t.ref HAVING bool_and(k.key IS NOT NULL))
         SELECT (SELECT sum(n) FROM {refs} SEMI JOIN named USING (ref)),
-               (SELECT sum(ids - 1) FROM k)
+               (SELECT sum(ids - 1) FROM k),
+               (SELECT sum(n) FROM {refs} SEMI JOIN (SELECT ref FROM named WHERE ids > 1)
+                USING (ref))
         """
     ).fetchone()
     assert row is not None
-    return int(row[0] or 0), int(row[1] or 0)
+    return int(row[0] or 0), int(row[1] or 0), int(row[2] or 0)
+
+
+def differing_share(
+    con: duckdb.DuckDBPyConnection, named_rows: str, first: Fix, second: Fix, current: Fix
+) -> float:
+    """The share of references (of a sample) that `first` and `second` read as naming other
+    orders: two readings that each make as many references meet are one reading only when
+    they name the same orders (`#(\\d+)` and `(\\d{3,})` in `Order #1042 - 2 items`), not
+    when one takes an invoice number and the other the order's (`PO1000 invoice #1001`)."""
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE id_pair_sample AS SELECT order_id AS ref, 1 AS n "
+        f"FROM payments_rows WHERE order_id IS NOT NULL AND {named_rows} "
+        f"USING SAMPLE {KEY_SAMPLE} ROWS"
+    )
+    reads = []
+    for fix in (first, second):
+        extra = {
+            name: value
+            for name, value in fix.orders.model_dump().items()
+            if getattr(current.orders, name) != value and name != "pattern"
+        }
+        reads.append(_orders_named("id_pair_sample", IdReading.model_validate(extra), fix.payments))
+    row = con.execute(
+        f"SELECT count(*) FILTER (WHERE a.orders IS DISTINCT FROM b.orders), count(*) "
+        f"FROM ({reads[0]}) a FULL JOIN ({reads[1]}) b USING (ref)"
+    ).fetchone()
+    assert row is not None
+    return int(row[0]) / int(row[1]) if row[1] else 0.0
 
 
 def _lean_key(extra: IdReading) -> str:

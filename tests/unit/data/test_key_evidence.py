@@ -13,6 +13,8 @@ readings are asked, both with their figures; a near miss short of clear is named
 from __future__ import annotations
 
 import json
+import random
+import string
 from pathlib import Path
 from typing import Any
 
@@ -152,6 +154,44 @@ def test_two_close_readings_are_asked_with_both_figures(tmp_path: Path) -> None:
     assert "Two readings come close" in error
     assert "edit payments.id_prefix=INV- (20 of 38 references name an order)" in error
     assert "id_strip_zeros=yes (18 of 38 references name an order)" in error
+
+
+def test_readings_that_tie_but_name_other_orders_are_asked(tmp_path: Path) -> None:
+    # `PO1000-x invoice #1001`: the purchase order and the invoice number are both in the
+    # order range. `#(\d+)` and `(\d{3,})` make every reference meet, but name other orders:
+    # one of them is wrong, and only a person knows which.
+    orders = [str(1000 + i) for i in range(40)]
+    references = [f"PO{1000 + i}-x invoice #{1001 + i}" for i in range(39)]
+    _, report = _as_the_bot_reads(_write(tmp_path, orders, references), {})
+    assert not any(fact.startswith(PROPOSED) for fact in report.facts)
+    [error] = report.errors
+    assert "Two readings come close" in error
+    assert "payments.id_pattern='#\\s*(\\d+)' (39 of 39" in error
+    assert "payments.id_pattern='(\\d{3,})' (39 of 39" in error
+
+
+def test_a_reading_that_reads_dates_as_orders_is_named_not_proposed(tmp_path: Path) -> None:
+    # `Order 2010 paid 2025-10-20` with orders 2000-2039: `(\d{3,})` makes every reference
+    # name an order, and 39 of them two (the year is an order number too).
+    orders = [str(2000 + i) for i in range(40)]
+    references = [f"Order {2000 + i} paid 2025-10-20" for i in range(40)]
+    _, report = _as_the_bot_reads(_write(tmp_path, orders, references), {})
+    assert not any(fact.startswith(PROPOSED) for fact in report.facts)
+    [error] = report.errors
+    assert "39 of them would name several orders" in error
+    assert "so it is not proposed" in error
+
+
+def test_letter_codes_typed_in_another_case_meet_in_any_case(tmp_path: Path) -> None:
+    # PrestaShop-like references of nine capital letters, ten typed in lower case.
+    rng = random.Random(3)
+    codes = ["".join(rng.choice(string.ascii_uppercase) for _ in range(9)) for _ in range(40)]
+    references = [c if i < 30 else c.lower() for i, c in enumerate(codes)]
+    proposal, report = _as_the_bot_reads(_write(tmp_path, codes, references), {})
+    [proposed] = [fact for fact in report.facts if fact.startswith(PROPOSED)]
+    assert "40 of 40 payment references name an order under:" in proposed
+    assert "Without it, 30 of 40" in proposed
+    assert proposal.mapping is not None
 
 
 def test_a_near_miss_short_of_clear_is_named_with_its_edit(tmp_path: Path) -> None:
