@@ -246,12 +246,25 @@ def _reshaping(
             touches = f"contains(order_id, {sql_text(text)})"
             found.append((plain, pay0.model_copy(update={side: text}), touches))
         text = _most_common(con, keys, where)
-        if text and not getattr(ord0, side) and _most_common(con, refs, where) != text:
+        if text and not getattr(ord0, side) and not _mostly_hold(con, text):
+            # The order keys carry it and the references that do not meet mostly lack it
+            # (`WC-1042` against `1042`): read without it, every reference holding it is
+            # read again.
             touches = f"contains(order_id, {sql_text(text)})"
             found.append((IdReading.model_validate({side: text}), pay0, touches))
     if not pay0.pattern and (everywhere or spaced * 2 >= unmet):
         found.extend((plain, pay0.model_copy(update={"pattern": p}), "true") for p in _PATTERNS)
     return found
+
+
+def _mostly_hold(con: duckdb.DuckDBPyConnection, text: str) -> bool:
+    """Whether most references that do not meet hold `text`, in any case (`sh1042` holds the
+    orders' `SH`): removing it from the order keys would not make them meet."""
+    share = con.execute(
+        "SELECT sum(n) FILTER (WHERE contains(lower(ref), lower(?))) / sum(n) FROM id_unmet",
+        [text],
+    ).fetchone()
+    return bool(share and share[0] is not None and float(share[0]) >= MIN_SHARE_OF_ANY)
 
 
 def _most_common(con: duckdb.DuckDBPyConnection, values: str, where: str) -> str | None:

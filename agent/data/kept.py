@@ -43,6 +43,8 @@ class KeptWorkspace:
     con: duckdb.DuckDBPyConnection
     loaded: dict[Role, str] = field(default_factory=dict)
     checked: dict[Role, tuple[str, ValidationReport]] = field(default_factory=dict)
+    keyed: dict[Role, str] = field(default_factory=dict)
+    """By role, the id reading its table's join keys were read under (`id_keys`)."""
 
 
 class KeptTables:

@@ -192,23 +192,30 @@ def derived_columns(role: Role, mapping: DatasetMapping) -> str:
     """
     default = _default_currency_sql(mapping)
     code = "currency" if default is None else f"coalesce(currency, {default})"
-    columns = [f"{code} AS currency_code"]
+    keys = key_columns(role, mapping)
+    return ", ".join([f"{code} AS currency_code", *(f"{e} AS {n}" for n, e in keys.items())])
+
+
+def key_columns(role: Role, mapping: DatasetMapping) -> dict[str, str]:
+    """The join keys a loaded table carries (name -> per-row expression on its `order_id`)
+    under the mapping's id reading: read while loading, or again in place (`load.rekey`)."""
     reading = mapping.options.ids
     pattern = sql_text(reading.pattern) if reading is not None and reading.pattern else None
     if role is Role.ORDERS:
         source = "order_id" if pattern is None else f"regexp_extract(order_id, {pattern}, 1)"
-        columns.append(f"{key_sql(source, reading)} AS order_key")
-    elif pattern is not None:
+        return {"order_key": key_sql(source, reading)}
+    if pattern is not None:
         # A pattern was approved: its matches are the ids (a person opted in to the cost).
-        columns.append(f"len(regexp_extract_all(order_id, {pattern}, 1)) > 1 AS several_refs")
         first = f"regexp_extract(order_id, {pattern}, 1)"
-        columns.append(f"{key_sql(first, reading)} AS ref_key")
-    elif reading is not None and reading.whole:  # one id, separators and all
-        columns.append("false AS several_refs")
-        columns.append(f"{key_sql('order_id', reading)} AS ref_key")
-    else:
-        # A reference naming several orders is split into its tokens later, by the engine,
-        # for those rows only: list functions on every row would double the read time.
-        columns.append(f"regexp_matches(order_id, '{REFERENCE_SEPARATORS}') AS several_refs")
-        columns.append(f"{key_sql('order_id', reading)} AS ref_key")
-    return ", ".join(columns)
+        return {
+            "several_refs": f"len(regexp_extract_all(order_id, {pattern}, 1)) > 1",
+            "ref_key": key_sql(first, reading),
+        }
+    if reading is not None and reading.whole:  # one id, separators and all
+        return {"several_refs": "false", "ref_key": key_sql("order_id", reading)}
+    # A reference naming several orders is split into its tokens later, by the engine, for
+    # those rows only: list functions on every row would double the read time.
+    return {
+        "several_refs": f"regexp_matches(order_id, '{REFERENCE_SEPARATORS}')",
+        "ref_key": key_sql("order_id", reading),
+    }

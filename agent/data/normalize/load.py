@@ -18,7 +18,7 @@ from agent.data.cache import ColumnCache, Fetch, Reading
 from agent.data.duck import cursor
 from agent.data.ingest import CsvLayout, layout_from_options
 from agent.data.ingest.columnar import Columns, RowProgress, load_columns, read_into
-from agent.data.normalize.columns import derived_columns, select_list
+from agent.data.normalize.columns import derived_columns, key_columns, select_list
 from agent.data.normalize.zones import apply_zones
 from agent.data.schema import DatasetMapping, Mapping, Role
 from agent.data.timestamp_formats import ZONE_SUFFIX
@@ -145,6 +145,17 @@ def _finish(con: duckdb.DuckDBPyConnection, role: Role, mapping: DatasetMapping)
         zoned = stamp.zone_column is not None or stamp.pattern.endswith(ZONE_SUFFIX)
         if zoned and name in mapping.columns:
             apply_zones(con, table_name(role), name, stamp.timezone)
+    if role is Role.ORDERS:
+        con.execute(f"CREATE OR REPLACE TABLE {ORDER_INDEX} AS {ORDER_INDEX_QUERY}")
+
+
+def rekey(con: duckdb.DuckDBPyConnection, role: Role, mapping: DatasetMapping) -> None:
+    """Read a loaded table's join keys again under `mapping`'s id reading, in place (rows and
+    their numbers unchanged), and the orders' index with them: an id reading proposed from the
+    files, or edited, costs one pass over the key column, not a second read of the file."""
+    keys = key_columns(role, mapping)
+    sets = ", ".join(f"{name} = {expression}" for name, expression in keys.items())
+    con.execute(f"UPDATE {table_name(role)} SET {sets}")
     if role is Role.ORDERS:
         con.execute(f"CREATE OR REPLACE TABLE {ORDER_INDEX} AS {ORDER_INDEX_QUERY}")
 

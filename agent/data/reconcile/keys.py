@@ -39,12 +39,24 @@ def load_keys(columns: dict[Role, Columns], mapping: Mapping) -> tuple[str, dict
     return files, loads
 
 
+def id_keys(mapping: Mapping) -> dict[Role, str]:
+    """By role, the key of the id reading a loaded table's join keys were read under: a table
+    loaded under another id reading only has its keys read again (`normalize.rekey`)."""
+    found = {}
+    for role in Role:
+        ids = mapping.for_role(role).options.ids
+        found[role] = memo_key("ids", role.value, ids.model_dump(mode="json") if ids else None)
+    return found
+
+
 def _checked_reading(role: Role, mapping: Mapping) -> dict[str, object]:
     """`role`'s part of the mapping as far as its checks and its loaded table depend on it:
     which column a text field (a customer's name) reads is not checked and not reconciled, so
     an edit of it alone validates and loads nothing again (that the column exists is checked
-    on every validation)."""
+    on every validation). The id reading is left out: no check of a file reads the join keys
+    (the gates do, under `join_fields`), and a loaded table's keys are read again in place."""
     reading = mapping.for_role(role).model_dump(mode="json")
+    reading["options"].pop("ids", None)  # the join keys: re-read in place (`id_keys`)
     text = {spec.name for spec in SCHEMA[role] if spec.kind == "text"}
     reading["columns"] = {
         name: ("(a text field)" if name in text else column)

@@ -46,7 +46,7 @@ from agent.data.normalize.load import (
     reading_of,
 )
 from agent.data.policy import Policy
-from agent.data.reconcile.keys import load_keys, validation_key
+from agent.data.reconcile.keys import id_keys, load_keys, validation_key
 from agent.data.reconcile.runner import connect
 from agent.data.schema import Mapping, Role
 
@@ -273,7 +273,8 @@ def _read_both(
             list(pool.map(attempt, tuple(Role)))
         if not failures:
             files, loads = load_keys(columns, mapping)
-            cache.kept.keep(files, KeptWorkspace(con, dict(loads), dict(checked)))
+            keyed = id_keys(mapping)
+            cache.kept.keep(files, KeptWorkspace(con, dict(loads), dict(checked), keyed))
     except BaseException as error:
         logger.warning("error=<%s> | first read of a case stopped", type(error).__name__)
         for role in claims:

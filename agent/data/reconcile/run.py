@@ -23,11 +23,11 @@ from agent.data.kept import KeptTables, KeptWorkspace
 from agent.data.ledger import account, build_ledger_rows
 from agent.data.normalize import ValidationReport, load_both, merge, validate
 from agent.data.normalize.columns import select_list
-from agent.data.normalize.load import Files, parse_both
+from agent.data.normalize.load import Files, parse_both, rekey
 from agent.data.normalize.memo import ValidationMemo, memo_key
 from agent.data.policy import Policy
 from agent.data.reconcile.engine import run_engine
-from agent.data.reconcile.keys import join_fields, load_keys, validation_key
+from agent.data.reconcile.keys import id_keys, join_fields, load_keys, validation_key
 from agent.data.reconcile.preload import read_once
 from agent.data.reconcile.reconciliation import Reconciliation
 from agent.data.reconcile.runner import connect
@@ -137,6 +137,7 @@ def validate_columns(
             if memo is not None:
                 memo.remember(role_keys[role], made[1])
     load_both(con, columns, mapping, roles=missing)
+    _keyed(case, mapping, needed, missing)
     # The gates read the loaded tables beside the files' own checks (both only read them).
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="gates") as beside:
         gating = (
@@ -165,6 +166,19 @@ def validate_columns(
             case.loaded[role] = loads[role]
         kept.keep(files, case)
     return report
+
+
+def _keyed(
+    case: KeptWorkspace, mapping: Mapping, needed: tuple[Role, ...], loaded: tuple[Role, ...]
+) -> None:
+    """The join keys of the tables `needed` read under `mapping`'s id reading: those just
+    `loaded` are; a kept table read under another id reading has its keys read again in place
+    (`rekey`), which costs a pass over one column instead of a second read of the file."""
+    keyings = id_keys(mapping)
+    for role in needed:
+        if role not in loaded and case.keyed.get(role) != keyings[role]:
+            rekey(case.con, role, mapping.for_role(role))
+        case.keyed[role] = keyings[role]
 
 
 def reconcile(
@@ -206,6 +220,7 @@ def reconcile_columns(
     con = case.con
     missing = tuple(role for role in Role if case.loaded.get(role) != loads[role])
     load_both(con, columns, mapping, roles=missing)
+    _keyed(case, mapping, tuple(Role), missing)
     run_engine(con, mapping, policy)
     build_ledger_rows(con)
     names = {role: columns[role].layout.file_name for role in Role}

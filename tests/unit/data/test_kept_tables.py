@@ -23,7 +23,7 @@ from agent.data.normalize.memo import ValidationMemo
 from agent.data.pipeline import JobResult, run_job
 from agent.data.policy import Policy
 from agent.data.reconcile import connect, load_and_validate, reconcile
-from agent.data.schema import Mapping, OrderStatuses, Role
+from agent.data.schema import IdReading, Mapping, OrderStatuses, Role
 from agent.errors import UnknownColumnError
 
 
@@ -112,6 +112,41 @@ def test_an_edit_of_a_text_field_alone_loads_and_validates_nothing_but_its_colum
         )
     job = run_job(files, edited, Policy(), tmp_path / "kept.csv", cache=cache)
     assert loads == [(Role.ORDERS, Role.PAYMENTS), (), ()]
+    plain = plain_job(demo, edited, tmp_path / "plain.csv")
+    assert_same_result(job, plain, tmp_path / "kept.csv", tmp_path / "plain.csv")
+
+
+def test_an_id_reading_reads_the_join_keys_again_in_place_and_loads_nothing(
+    demo: Path, mapping: Mapping, tmp_path: Path, loads: list[tuple[Role, ...]]
+) -> None:
+    # The id reading the files show (the demo's references typed in lower case) is validated
+    # in the proposed one's place: its keys are read again in the kept tables, not the files.
+    cache = cache_in(tmp_path / "cache")
+    files = files_of(demo)
+    first = load_and_validate(connect(), files, mapping, cache=cache, policy=Policy())
+    any_case = IdReading(ignore_case=True)
+    edited = mapping.model_copy(
+        update={
+            role.value: mapping.for_role(role).model_copy(
+                update={
+                    "options": mapping.for_role(role).options.model_copy(update={"ids": any_case})
+                }
+            )
+            for role in Role
+        }
+    )
+    second = load_and_validate(connect(), files, edited, cache=cache, policy=Policy())
+    fresh = load_and_validate(connect(), files, edited, policy=Policy())
+    assert (second.errors, second.warnings, second.facts) == (
+        fresh.errors,
+        fresh.warnings,
+        fresh.facts,
+    )
+    assert second.references[0] > first.references[0]
+    job = run_job(files, edited, Policy(), tmp_path / "kept.csv", cache=cache)
+    # Loaded by the first validation and by the fresh one only: not by the edit, nor the job.
+    both = (Role.ORDERS, Role.PAYMENTS)
+    assert loads == [both, (), both, ()]
     plain = plain_job(demo, edited, tmp_path / "plain.csv")
     assert_same_result(job, plain, tmp_path / "kept.csv", tmp_path / "plain.csv")
 
