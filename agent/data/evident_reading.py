@@ -13,15 +13,39 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from agent.data.mapping import Proposal
+from agent.data.ingest import CsvSample
+from agent.data.mapping import Proposal, infer_mapping
 from agent.data.normalize import ValidationReport
 from agent.data.schema import Mapping, Role
+from agent.data.vocabulary import BUILTIN, Vocabulary
 
 logger = logging.getLogger(__name__)
 
 MAX_EVIDENT_ROUNDS = 3
 """Readings the files show are taken one after another (ids in any case, then leading zeros)
 while each makes more references meet; never more than this many."""
+
+
+def propose_by_evidence(
+    samples: tuple[CsvSample, CsvSample],
+    validate: Callable[[Mapping], ValidationReport],
+    answers: dict[Role, dict[str, str]] | None = None,
+    vocabulary: Vocabulary = BUILTIN,
+) -> tuple[Proposal, ValidationReport | None]:
+    """The proposal for two sampled files as the bot makes it, and its validation: inferred,
+    validated on the whole files (`validate`), and with the id reading the files show taken
+    (`take_evident`). No validation while a question is open (no mapping to validate)."""
+    given = answers or {}
+    proposal = infer_mapping(*samples, answers=given, vocabulary=vocabulary)
+    if proposal.mapping is None:
+        return proposal, None
+    return take_evident(
+        lambda more: infer_mapping(*samples, answers=more, vocabulary=vocabulary),
+        validate,
+        given,
+        proposal,
+        validate(proposal.mapping),
+    )
 
 
 def take_evident(

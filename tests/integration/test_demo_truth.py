@@ -8,9 +8,8 @@ from pathlib import Path
 import pytest
 
 from agent.data.demo import CATEGORY_IDS, generate, stray_reference
-from agent.data.evident_reading import take_evident
+from agent.data.evident_reading import propose_by_evidence
 from agent.data.ingest import inspect_csv
-from agent.data.mapping import infer_mapping
 from agent.data.normalize import ValidationReport
 from agent.data.pipeline import run_job
 from agent.data.policy import Policy
@@ -43,9 +42,6 @@ def test_100k_orders_reconcile_to_exactly_the_truth(demo: Path, tmp_path: Path) 
         inspect_csv(demo / "payments.csv", "payments.csv", max_bytes=limit),
         inspect_csv(demo / "orders.csv", "orders.csv", max_bytes=limit),
     )
-    proposal = infer_mapping(*samples)
-    assert proposal.clarifications == []
-    assert proposal.mapping is not None
     files = {
         Role.ORDERS: (demo / "orders.csv", "orders.csv"),
         Role.PAYMENTS: (demo / "payments.csv", "payments.csv"),
@@ -56,13 +52,9 @@ def test_100k_orders_reconcile_to_exactly_the_truth(demo: Path, tmp_path: Path) 
 
     # A few references typed by hand in lower case (` sh1042 `): the files show that ids are
     # compared in any case, and the bot proposes it with the figure, asking nothing.
-    proposal, report = take_evident(
-        lambda given: infer_mapping(*samples, answers=given),
-        validate,
-        {},
-        proposal,
-        validate(proposal.mapping),
-    )
+    proposal, report = propose_by_evidence(samples, validate)
+    assert proposal.clarifications == []
+    assert report is not None
     mapping = proposal.mapping
     assert mapping is not None
     assert report.ok

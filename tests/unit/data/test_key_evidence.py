@@ -23,10 +23,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent.data.evident_reading import take_evident
+from agent.data.evident_reading import propose_by_evidence
 from agent.data.ingest import CsvSample, inspect_csv
 from agent.data.keys import read_key, reference_keys
-from agent.data.mapping import Proposal, infer_mapping
+from agent.data.mapping import Proposal
 from agent.data.normalize import ValidationReport
 from agent.data.normalize.expressions import key_sql, reference_tokens_sql
 from agent.data.pipeline import run_job
@@ -56,20 +56,13 @@ def _as_the_bot_reads(
     files: dict[Role, tuple[Path, str]], answers: dict[Role, dict[str, str]]
 ) -> tuple[Proposal, ValidationReport]:
     """Propose, validate on the whole files, and take the reading the files show, as the bot."""
-    samples = _samples(files)
 
     def validate(mapping: Mapping) -> ValidationReport:
         return load_and_validate(connect(), files, mapping, policy=Policy())
 
-    proposal = infer_mapping(*samples, answers=answers)
-    assert proposal.mapping is not None, proposal.clarifications
-    return take_evident(
-        lambda given: infer_mapping(*samples, answers=given),
-        validate,
-        answers,
-        proposal,
-        validate(proposal.mapping),
-    )
+    proposal, report = propose_by_evidence(_samples(files), validate, answers)
+    assert proposal.mapping is not None and report is not None, proposal.clarifications
+    return proposal, report
 
 
 def _answers(truth: dict[str, Any]) -> dict[Role, dict[str, str]]:
