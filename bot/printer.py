@@ -52,7 +52,8 @@ class Printer:
 
 
 def request_document(request: ApprovalRequest) -> dict[str, Any]:
-    """The JSON form of a request: ids, kind, mapping, inputs and the authorization identity.
+    """The JSON form of a request: ids, kind, mapping, inputs and the authorization identity,
+    and every note the person is shown (what was read, facts, warnings: `notes`), in full.
 
     `mapping` is what an approval binds (null when nothing may be approved, with its digest);
     `proposed_mapping` is the reading the request shows, per role `columns`, `options` and
@@ -75,6 +76,8 @@ def request_document(request: ApprovalRequest) -> dict[str, Any]:
         "expires_at": request.expires_at.isoformat(),
         "questions": [c.model_dump(mode="json") for c in request.clarifications],
         "problems": request.problems,
+        "notes": list(request.warnings),
+        "rows": dict(request.rows),
         "message": request.message,
     }
 

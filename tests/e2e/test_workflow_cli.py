@@ -220,6 +220,9 @@ def test_decide_edit_from_another_process_answers_the_question(folder: Path) -> 
     paused = reconbot("investigate", "wc_orders.csv", "wc_payments.csv", "--json", cwd=folder)
     request = documents(paused.stdout)[0]
     assert request["kind"] == "clarification"
+    # Every note the terminal shows is in the document too (issue 38), in full.
+    assert any("payment references in wc_payments.csv" in note for note in request["notes"])
+    assert request["rows"] == {"orders": 30, "payments": 30}
     edited = reconbot(
         "decide",
         request["pause_id"],

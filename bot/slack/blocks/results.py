@@ -38,6 +38,13 @@ from bot.slack.ids import RETRY
 from bot.slack.payloads import ButtonValue
 
 MAY_NOT_DECIDE = "You may not decide this request."
+MAX_FIELDS = 10
+"""Slack's limit on the fields of one section block."""
+_ROWS_SHOWN = 10
+"""Rows of a finding's evidence named in its line; the rest are counted, and all are in the
+exceptions file."""
+_MORE_ROOM = 80
+"""Room kept in the findings' section for the line that says how many more there are."""
 INTERNAL_FAILURE = "an internal error"
 RESTARTED_WHILE_RECONCILING = "the bot restarted while reconciling"
 _SLACK_ID = re.compile(r"[UW][A-Z0-9]{2,20}")
@@ -63,8 +70,12 @@ def _finding_line(finding: dict[str, Any]) -> str:
     expected = escape(cut(format_money(finding.get("expected"), currency), 120))
     actual = escape(cut(format_money(finding.get("actual"), currency), 120))
     where = "; ".join(
-        f"{e['file']} rows {', '.join(str(r) for r in e['rows'][:10])}"
-        + (" …" if len(e["rows"]) > 10 else "")
+        f"{e['file']} rows {', '.join(str(r) for r in e['rows'][:_ROWS_SHOWN])}"
+        + (
+            f" and {len(e['rows']) - _ROWS_SHOWN:,} more (in the exceptions file)"
+            if len(e["rows"]) > _ROWS_SHOWN
+            else ""
+        )
         for e in finding.get("evidence") or []
     )
     return (
@@ -85,22 +96,22 @@ def results_message(outcome: Outcome, user: str, trace: Sequence[ToolExecution] 
     head = (
         f":white_check_mark: *Reconciled* revision {outcome.revision} of "
         f"{outcome.investigation_id}, approved by {mention(user)}: "
-        f"{orders} orders against {payments} payments, *{total} findings*."
+        f"{orders} orders against {payments} payments, *{total:,} findings*."
     )
-    counts = [
-        f"{escape(name)}: *{count}*" for name, count in sorted(outcome.counts.items()) if count
-    ]
-    blocks: list[Block] = [section(head)]
-    if counts:
-        blocks.append(SectionBlock(fields=[MarkdownTextObject(text=c) for c in counts[:10]]))
-    lines = [_finding_line(f) for f in outcome.top_findings[:10]]
-    if lines:
-        text = "*First findings, with where they are in your files*\n"
+    blocks: list[Block] = [section(head), *category_sections(outcome.counts)]
+    lines = [_finding_line(f) for f in outcome.top_findings]
+    if lines or total:
+        text = "*First findings, with where they are in your files*\n" if lines else ""
         body = ""
+        shown = 0
         for line in lines:
-            if len(text) + len(body) + len(line) + 1 > MAX_SECTION:
+            if len(text) + len(body) + len(line) + 1 > MAX_SECTION - _MORE_ROOM:
                 break
             body += line + "\n"
+            shown += 1
+        if total > shown:
+            body += f"…and {total - shown:,} more findings, every one in the exceptions file."
+        body = body or "Every finding is in the exceptions file."
         blocks.append(section(text + body))
     ledger = ledger_lines(summary)
     if ledger:
@@ -111,7 +122,7 @@ def results_message(outcome: Outcome, user: str, trace: Sequence[ToolExecution] 
         )
     blocks.append(
         context(
-            f"The exceptions file lists all {outcome.export_rows} rows · mapping "
+            f"The exceptions file lists all {outcome.export_rows:,} rows · mapping "
             f"`{short_digest(outcome.mapping_digest)}` · inputs "
             f"`{short_digest(outcome.input_identity)}` · ask me about any finding in this thread"
         )
@@ -120,7 +131,17 @@ def results_message(outcome: Outcome, user: str, trace: Sequence[ToolExecution] 
         user, outcome.pause_id, outcome.input_identity, outcome.mapping_digest
     )
     blocks.append(context(computed_line(outcome.investigation_id, phase_runs(trace), approval)))
-    return Rendered(f"Reconciled {outcome.investigation_id}: {total} findings.", dicts(blocks))
+    return Rendered(f"Reconciled {outcome.investigation_id}: {total:,} findings.", dicts(blocks))
+
+
+def category_sections(counts: dict[str, int]) -> list[Block]:
+    """Every category with findings and its count, as sections of fields (Slack shows at most
+    `MAX_FIELDS` fields in one section): none is left out, whatever their number."""
+    fields = [f"{escape(name)}: *{count:,}*" for name, count in sorted(counts.items()) if count]
+    return [
+        SectionBlock(fields=[MarkdownTextObject(text=c) for c in fields[at : at + MAX_FIELDS]])
+        for at in range(0, len(fields), MAX_FIELDS)
+    ]
 
 
 def _count(value: object) -> str:

@@ -7,7 +7,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from agent.data.demo import CATEGORY_IDS
 from agent.data.mapping import Clarification
 from agent.data.schema import SCHEMA, DatasetMapping, Mapping, ReadingOptions, Role
 from agent.domain import (
@@ -225,6 +228,57 @@ def test_results_list_findings_with_rows_and_stay_within_limits() -> None:
     _within_limits(rendered)
     text = json.dumps(rendered.blocks)
     assert "orders.csv rows 1, 2, 3" in text and "91 rows" in text and "<@U0BOB>" in text
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    counts=st.dictionaries(
+        st.sampled_from(sorted(CATEGORY_IDS)), st.integers(min_value=0, max_value=10**7)
+    ),
+    shown=st.integers(min_value=0, max_value=25),
+)
+def test_results_show_every_category_and_say_how_many_findings_are_not_listed(
+    counts: dict[str, int], shown: int
+) -> None:
+    # Issue 38: the demo's 1,592 findings were listed as counts adding up to 1,478, because only
+    # ten categories fitted one section. Every category with findings is shown with its count
+    # (thousands separated), and the findings not listed are counted, never silently cut.
+    finding: dict[str, Any] = {
+        "category": "amount_mismatch",
+        "order_ids": ["#SH1010"],
+        "payment_ids": ["ch_1"],
+        "currency": "EUR",
+        "expected": "10.00",
+        "actual": "9.99",
+        "evidence": [{"file": "orders.csv", "rows": list(range(1, 14)), "ids": []}],
+    }
+    total = sum(counts.values())
+    outcome = Outcome(
+        investigation_id="INV-1",
+        pause_id="PAUSE-1",
+        revision=1,
+        mapping_digest="sha256:" + "c" * 64,
+        input_identity="sha256:" + "b" * 64,
+        counts=counts,
+        summary={"orders": 10_000, "payments": 12_000},
+        top_findings=[finding] * min(shown, total),
+        report="",
+        export_digest=None,
+        export_rows=total,
+        created_at=NOW,
+    )
+    rendered = blocks.results_message(outcome, "U0BOB")
+    _within_limits(rendered)
+    text = json.dumps(rendered.blocks)
+    for name, count in counts.items():
+        if count:
+            assert f"{name}: *{count:,}*" in text
+    assert f"*{total:,} findings*" in text
+    listed = text.count("amount_mismatch*: orders")
+    if total > listed:
+        assert f"and {total - listed:,} more findings" in text
+    if listed:
+        assert "orders.csv rows 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 and 3 more" in text
 
 
 def test_a_refusal_names_the_reason_and_who_may_approve() -> None:
