@@ -94,6 +94,37 @@ def listed(items: Sequence[str], limit: int = MAX_LIST_ITEMS) -> list[str]:
     return shown
 
 
+def packed(title: str, lines: Sequence[str], budget: int, where: str) -> list[Block]:
+    """`lines` (mrkdwn, escaped) under `title` in as few sections as Block Kit allows, none of
+    them cut: a line longer than a section goes on in the next. At most `budget` sections;
+    past them one line says how many lines are left and `where` they all are, so nothing is
+    left out without saying so."""
+    room = MAX_SECTION - 100
+    chunks: list[str] = []
+    for line in lines:
+        while len(line) > room:
+            at = line.rfind(" ", 0, room)
+            at = at if at > room // 2 else room
+            chunks.append(line[:at])
+            line = "  " + line[at:].lstrip(" ")
+        chunks.append(line)
+    texts: list[str] = []
+    text = title
+    for chunk in chunks:
+        if text and len(text) + len(chunk) + 1 > room:
+            texts.append(text)
+            text = ""
+        text = f"{text}\n{chunk}" if text else chunk
+    if text:
+        texts.append(text)
+    if len(texts) <= budget:
+        return [section(t) for t in texts]
+    shown = texts[: max(budget - 1, 0)]
+    left = sum(t.count("\n") + 1 for t in texts[len(shown) :])
+    shown.append(f"…and {left:,} more lines: {where}")
+    return [section(t) for t in shown]
+
+
 def dicts(blocks: Sequence[Block]) -> list[dict[str, Any]]:
     """Blocks as Web API dicts, never more than a message holds."""
     rendered = [block.to_dict() for block in blocks]

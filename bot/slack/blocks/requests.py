@@ -35,6 +35,7 @@ from bot.slack.blocks.common import (
     escape,
     listed,
     mention,
+    packed,
     plain,
     section,
     short_digest,
@@ -42,6 +43,12 @@ from bot.slack.blocks.common import (
 )
 from bot.slack.ids import ANSWER, APPROVE, EDIT, REJECT
 from bot.slack.payloads import AnswerBlockId, ButtonValue
+
+_SECTIONS = 8
+"""Sections one part of a request may take (each up to Block Kit's 3,000 characters): the
+whole message stays within Slack's 50 blocks."""
+_EVERYTHING = "every one is in `reconbot status INV --json` and the local workspace"
+"""Where a request's notes are all, when a message cannot hold them."""
 
 TITLES = {
     PauseKind.CONFIRMATION: "Approval needed",
@@ -87,10 +94,9 @@ def _mapping(request: ApprovalRequest) -> list[Block]:
                 f"• `{reading.field}` ← {code(reading.column, 60)} "
                 f"({reading.confidence_percent}%)" + (f" e.g. {samples}" if samples else "")
             )
-        if shown is not None:
-            words = escape(describe_reading(shown))
-            lines.append(f"_Reading: {cut(words, 1500)}_")
-        blocks.append(section("\n".join(lines)))
+        if shown is not None:  # every option, word and meaning bound: never cut
+            lines.append(f"Reading: {escape(describe_reading(shown))}")
+        blocks.extend(packed("", lines, _SECTIONS, _EVERYTHING))
     if not blocks and request.kind is PauseKind.CLARIFICATION:
         blocks.append(section("_No reading could be proposed yet: the problem below comes first._"))
     return blocks
@@ -203,19 +209,11 @@ def request_body(request: ApprovalRequest) -> list[Block]:
         *_mapping(request),
     ]
     if request.problems:
-        blocks.append(
-            section(
-                "*Problems*\n"
-                + "\n".join(f"• {escape(cut(p, 300))}" for p in listed(request.problems))
-            )
-        )
+        problems = [f"• {escape(p)}" for p in request.problems]
+        blocks.extend(packed("*Problems*", problems, _SECTIONS, _EVERYTHING))
     if request.warnings:
-        blocks.append(
-            section(
-                "*Notes*\n"
-                + "\n".join(f"• {escape(cut(w, 300))}" for w in listed(request.warnings))
-            )
-        )
+        notes = [f"• {escape(w)}" for w in request.warnings]
+        blocks.extend(packed("*Notes*", notes, _SECTIONS, _EVERYTHING))
     blocks.append(_coverage(request))
     return blocks
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -12,7 +13,15 @@ from hypothesis import strategies as st
 
 from agent.data.demo import CATEGORY_IDS
 from agent.data.mapping import Clarification
-from agent.data.schema import SCHEMA, DatasetMapping, Mapping, ReadingOptions, Role
+from agent.data.schema import (
+    SCHEMA,
+    DatasetMapping,
+    Mapping,
+    OrderStatuses,
+    ReadingOptions,
+    Role,
+    RowKinds,
+)
 from agent.domain import (
     ApprovalRequest,
     ApproverPolicy,
@@ -133,7 +142,62 @@ def test_the_request_shows_files_mapping_coverage_and_three_buttons() -> None:
 def test_a_wide_messy_request_stays_within_block_kit_limits() -> None:
     rendered = blocks.approval_message(_request(column=LONG, warnings=300))
     _within_limits(rendered)
-    assert "…and 292 more" in json.dumps(rendered.blocks, ensure_ascii=False)
+    text = json.dumps(rendered.blocks, ensure_ascii=False)
+    # Problems and notes are never cut one by one: as many whole as the message holds, then
+    # how many are left and where they all are (issue 38).
+    left = [int(n) for n in re.findall(r"…and (\d+) more lines: every one is in `reconbot", text)]
+    problems, notes = (
+        len(re.findall(r"problem \d+: (?:Amount captured in the settlement currency ){20}", text)),
+        len(re.findall(r"note \d+: (?:Amount captured in the settlement currency ){20}", text)),
+    )
+    assert notes > 8 and problems > 8
+    assert left == [300 - problems, 300 - notes]
+
+
+_WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=3, max_size=14)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    kinds=st.lists(_WORD, min_size=200, max_size=300, unique=True),
+    statuses=st.lists(_WORD, min_size=1, max_size=60, unique=True),
+    notes=st.lists(st.text(alphabet="abcdefghij klmn", min_size=1, max_size=400), max_size=40),
+)
+def test_everything_bound_reaches_the_approver(
+    kinds: list[str], statuses: list[str], notes: list[str]
+) -> None:
+    # Issue 38: an editor padded kinds_capture with 90 words and appended `refunded` to
+    # kinds_ignore; the approver's request ended `…settled_batch_049, settled…` and she
+    # approved what she could not see. Every word of every list bound in the mapping, and every
+    # note, is in the message (or it says how many are left and where).
+    half = len(kinds) // 2
+    row_kinds = RowKinds(capture=kinds[:half], ignore=kinds[half:])
+    order_statuses = OrderStatuses(paid=statuses)
+    request = _request()
+    assert request.mapping is not None
+    payments = request.mapping.payments.model_copy(
+        update={"options": ReadingOptions(kinds=row_kinds)}
+    )
+    orders = request.mapping.orders.model_copy(
+        update={"options": ReadingOptions(statuses=order_statuses)}
+    )
+    request = request.model_copy(
+        update={
+            "mapping": request.mapping.model_copy(update={"orders": orders, "payments": payments}),
+            "warnings": notes,
+        }
+    )
+    rendered = blocks.approval_message(request)
+    _within_limits(rendered)
+    text = " ".join(
+        block.get("text", {}).get("text", "") for block in rendered.blocks if "text" in block
+    )
+    flat = " ".join(text.split())
+    for word in [*row_kinds.capture, *row_kinds.ignore, *order_statuses.paid]:
+        assert re.search(rf"(?<![a-z_]){word}(?![a-z_])", flat), word
+    if "more lines: every one is in" not in flat:
+        for note in notes:
+            assert " ".join(note.split()) in flat
 
 
 def test_a_clarification_asks_with_a_select_and_cannot_be_approved() -> None:
