@@ -88,9 +88,7 @@ class RequestMessages:
             if reason is RefusalReason.NOT_AUTHORIZED:
                 policy = request.approver_policy
                 words = blocks.MAY_NOT_DECIDE
-                who = blocks.who_may_approve(
-                    policy.approvers, ", ".join(makers), policy.self_approval
-                )
+                who = blocks.who_may_approve(policy.approvers, makers, policy.self_approval)
         self.poster.ephemeral(
             channel,
             user,

@@ -205,10 +205,20 @@ def refusal_message(
     return Rendered(plain(text), dicts([section(text)]))
 
 
-def who_may_approve(approvers: Sequence[str], requester: str, self_approval: bool) -> str:
-    """The approver policy as Slack mentions."""
-    who = ", ".join(mention(a) for a in approvers) if approvers else "anyone in the channel"
-    return who if self_approval else f"{who}, except the requester ({mention(requester)})"
+def who_may_approve(approvers: Sequence[str], makers: Sequence[str], self_approval: bool) -> str:
+    """The approver policy as Slack mentions, each person once: who may approve and, without
+    self-approval, the request's makers (uploaders and editors), who may not and are not
+    listed as allowed."""
+    makers = list(dict.fromkeys(m for m in makers if m))
+    allowed = [a for a in dict.fromkeys(approvers) if self_approval or a not in makers]
+    if approvers and not allowed:
+        who = "nobody else named as an approver"
+    else:
+        who = ", ".join(mention(a) for a in allowed) if allowed else "anyone in the channel"
+    if self_approval or not makers:
+        return who
+    noun = "the requester" if len(makers) == 1 else "those who made this request"
+    return f"{who}, except {noun} ({', '.join(mention(m) for m in makers)})"
 
 
 def answer_message(text: str) -> Rendered:

@@ -353,8 +353,14 @@ def test_a_refusal_names_the_reason_and_who_may_approve() -> None:
     )
     text = rendered.blocks[0]["text"]["text"]
     assert "<@U0BOB>" in text and "ALREADY_CONSUMED" in text
-    who = blocks.who_may_approve(("S0CONTROL", "U0DAN"), "U0ALICE", self_approval=False)
+    who = blocks.who_may_approve(("S0CONTROL", "U0DAN"), ["U0ALICE"], self_approval=False)
     assert who == "<!subteam^S0CONTROL>, <@U0DAN>, except the requester (<@U0ALICE>)"
+    # Issue 38: two makers were one broken mention (`<@U0ALICE, U0BOB>`), and a maker who is
+    # an approver was listed as allowed and excluded at once.
+    who = blocks.who_may_approve(("U0BOB", "U0DAN"), ["U0ALICE", "U0BOB"], self_approval=False)
+    assert who == "<@U0DAN>, except those who made this request (<@U0ALICE>, <@U0BOB>)"
+    who = blocks.who_may_approve(("U0BOB",), ["U0BOB"], self_approval=False)
+    assert who == "nobody else named as an approver, except the requester (<@U0BOB>)"
 
 
 def test_button_values_round_trip_and_tampering_is_detected() -> None:

@@ -263,7 +263,7 @@ def every_message(value: str) -> dict[str, Shown]:
         "refusal": blocks.refusal_message(
             RefusalReason.REJECTED,
             f"This request was rejected by {BOB} at 2026-11-30 10:42 UTC: {value}",
-            who_may=blocks.who_may_approve((CONTROL, BOB), ALICE, self_approval=False),
+            who_may=blocks.who_may_approve((CONTROL, BOB), [ALICE], self_approval=False),
             people=[BOB, ALICE],
         ),
         "answer": blocks.answer_message(value),
