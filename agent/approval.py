@@ -15,7 +15,8 @@ fails decides:
 5. a click comes from the request's own workspace, channel and thread (`ORIGIN_MISMATCH`): a
    button value copied into another message, or a payload naming another channel, runs nothing;
 6. the person may decide it (`NOT_AUTHORIZED`): with self-approval off, nobody whose action
-   produced the request (an uploader of any of its revisions, an editor of its reading);
+   produced the request (an uploader of any of its revisions, an editor of its reading) may
+   approve it; they may withdraw it (reject) or correct it (edit) like an approver;
 7. approve and re-run only: the policy in force is the one it was made under
    (`POLICY_CHANGED`), the inputs are still the current revision's (`STALE_INPUT`), it carries a
    complete mapping (`NOT_APPROVABLE`) whose digest matches (`MAPPING_MISMATCH`).
@@ -189,7 +190,11 @@ def check(
     if facts.origin is not None:
         _check_origin(state, facts.origin)
     makers = requesters_of(request)
-    if decider is not None and not may_approve(request.approver_policy, decider, makers):
+    # Whoever made a request may withdraw it (reject) or correct it (edit, a new request that
+    # still needs someone else's approval): only approving one's own is four-eyes' concern.
+    own = action in (Action.REJECT, Action.EDIT) and decider is not None and decider.user in makers
+    allowed = own or decider is None or may_approve(request.approver_policy, decider, makers)
+    if decider is not None and not allowed:
         verb = "approve" if action is Action.APPROVE else "decide"
         raise ApprovalRefusedError(
             RefusalReason.NOT_AUTHORIZED,

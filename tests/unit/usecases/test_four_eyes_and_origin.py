@@ -107,6 +107,36 @@ def test_whoever_edits_the_reading_may_not_approve_the_request_it_produced(stric
         )
 
 
+def test_a_maker_may_withdraw_or_correct_their_request_but_never_approve_it(
+    strict: World,
+) -> None:
+    # Issue 38: the requester could not withdraw her own request, and an editor could not fix
+    # his edit; with two editors nobody could act until expiry.
+    _start_in_slack(strict)
+    (first,) = [p.state.request for p in strict.uow.store.pauses.values()]
+    mine = strict.service.decisions.edit(
+        first.pause_id, first.authorization_identity, Approver(user="mallory"), _edit(), origin=HERE
+    )
+    again = strict.service.decisions.edit(
+        mine.pause_id, mine.authorization_identity, Approver(user="mallory"), _edit(), origin=HERE
+    )
+    assert again.requesters == ("alice", "mallory")
+    refusal = _refusal(
+        lambda: strict.service.decisions.confirm(
+            again.pause_id, again.authorization_identity, Approver(user="mallory"), origin=HERE
+        )
+    )
+    assert refusal is RefusalReason.NOT_AUTHORIZED
+    strict.service.decisions.reject(
+        again.pause_id,
+        again.authorization_identity,
+        Approver(user="alice"),
+        "uploaded the wrong month",
+        origin=HERE,
+    )
+    assert strict.status(again.pause_id) is PauseStatus.REJECTED
+
+
 def _edit() -> dict[Role, dict[str, str]]:
     return {Role.ORDERS: {"customer": "Email"}}
 
