@@ -214,8 +214,29 @@ def request_body(request: ApprovalRequest) -> list[Block]:
     if request.warnings:
         notes = [f"• {escape(w)}" for w in request.warnings]
         blocks.extend(packed("*Notes*", notes, _SECTIONS, _EVERYTHING))
+    stuck = _nobody_may_approve(request)
+    if stuck:
+        blocks.append(section(stuck))
     blocks.append(_coverage(request))
     return blocks
+
+
+def _nobody_may_approve(request: ApprovalRequest) -> str:
+    """What to do when every approver named made this request (four-eyes leaves nobody), in
+    words; "" when someone may approve (a user group may hold others: not said then)."""
+    policy = request.approver_policy
+    makers = set(request.requesters or (request.requested_by,))
+    people = [a for a in policy.approvers if not a.startswith("S")]
+    if policy.self_approval or not policy.approvers or len(people) < len(policy.approvers):
+        return ""
+    if not set(people) <= makers:
+        return ""
+    return (
+        ":warning: *Nobody may approve this request*: every approver named "
+        f"({', '.join(mention(a) for a in people)}) made it, and nobody approves their own. "
+        "Ask an admin to add an approver (the `RECONBOT_APPROVERS` setting), or withdraw it "
+        "(Reject) and have someone else upload the files."
+    )
 
 
 def approval_message(request: ApprovalRequest) -> Rendered:

@@ -200,6 +200,23 @@ def test_everything_bound_reaches_the_approver(
             assert " ".join(note.split()) in flat
 
 
+def test_a_request_nobody_may_approve_says_so_and_what_to_do() -> None:
+    # Issue 38: after the only approvers edited, nobody could act and nothing said so.
+    request = _request().model_copy(
+        update={
+            "requesters": ("U0ALICE", "U0BOB"),
+            "approver_policy": ApproverPolicy(approvers=("U0BOB",), self_approval=False),
+        }
+    )
+    text = json.dumps(blocks.approval_message(request).blocks)
+    assert "Nobody may approve this request" in text and "<@U0BOB>" in text
+    assert "RECONBOT_APPROVERS" in text
+    fine = request.model_copy(
+        update={"approver_policy": ApproverPolicy(approvers=("U0BOB", "U0DAN"))}
+    )
+    assert "Nobody may approve" not in json.dumps(blocks.approval_message(fine).blocks)
+
+
 def test_a_clarification_asks_with_a_select_and_cannot_be_approved() -> None:
     rendered = blocks.approval_message(_request(PauseKind.CLARIFICATION, choices=250))
     _within_limits(rendered)
