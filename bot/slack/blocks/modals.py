@@ -76,9 +76,13 @@ def message_modal(title: str, text: str) -> dict[str, Any]:
 
 
 def options_hint() -> str:
-    """What a person may write in the reading-options input: one `name=value` per line."""
-    names = "; ".join(f"{name}: {help_text}" for name, help_text in READING_OPTIONS.items())
-    return cut(f"One per line, name=value. {names}", 2000)
+    """What a person may write in the reading-options input: one `name=value` per line, and
+    every option's name, whole (what each does is in the README's reading options table; the
+    hints' 2,000 characters would cut their descriptions mid-word)."""
+    return (
+        "One per line, name=value, e.g. id_prefix=WC- or kinds_ignore=Fee, Payout. "
+        f"The options: {', '.join(READING_OPTIONS)}."
+    )
 
 
 def edit_modal(
@@ -130,10 +134,15 @@ def edit_modal(
             blocks.append(
                 InputBlock(
                     block_id=field_block_id(role, spec.name),
-                    label=cut(f"{spec.name}{' (required)' if spec.required else ''}", 2000),
+                    # Each select may be left as it is (Slack says "optional"); whether the
+                    # field must be read is in its hint, not a second label word.
+                    label=cut(spec.name, 2000),
                     element=select,
                     optional=True,
-                    hint=cut(spec.description, 2000) if spec.description else None,
+                    hint=cut(
+                        ("Needed to reconcile: " if spec.required else "") + spec.description,
+                        2000,
+                    ),
                 )
             )
         blocks.append(

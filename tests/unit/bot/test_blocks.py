@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from agent.data.demo import CATEGORY_IDS
 from agent.data.mapping import Clarification
 from agent.data.schema import (
+    READING_OPTIONS,
     SCHEMA,
     DatasetMapping,
     Mapping,
@@ -198,6 +199,22 @@ def test_everything_bound_reaches_the_approver(
     if "more lines: every one is in" not in flat:
         for note in notes:
             assert " ".join(note.split()) in flat
+
+
+def test_the_edit_form_labels_each_field_once_and_names_every_option_whole() -> None:
+    # Issue 38: every field read "(required) (optional)", and the options' help was 2,000
+    # characters cut mid-word.
+    request = _request()
+    columns = {role: ["Total", "Other"] for role in Role}
+    metadata = ModalMetadata(request.pause_id, request.authorization_identity, "C1", "1.0")
+    view = blocks.edit_modal(request, columns, metadata)
+    inputs = [b for b in view["blocks"] if b["type"] == "input"]
+    assert all("(required)" not in b["label"]["text"] for b in inputs)
+    hints = [b["hint"]["text"] for b in inputs if "hint" in b]
+    assert any(h.startswith("Needed to reconcile: ") for h in hints)
+    options = next(h for h in hints if h.startswith("One per line"))
+    assert len(options) < 2000 and not options.endswith("…")
+    assert all(name in options for name in READING_OPTIONS)
 
 
 def test_a_request_nobody_may_approve_says_so_and_what_to_do() -> None:
