@@ -27,7 +27,7 @@ approval it repeats passed every other check when it was given.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -139,14 +139,39 @@ def may_approve(
     return approver.user in allowed or bool(allowed.intersection(approver.groups))
 
 
+def approval_parties(
+    policy: ApproverPolicy, requesters: str | Iterable[str]
+) -> tuple[list[str] | None, list[str]]:
+    """Who may approve a request made by `requesters` under `policy`, each once: the named
+    approvers who did not make it (None: anyone in the channel), and, without self-approval,
+    its makers, who may not. One rule for every place that says it (a refusal, Slack)."""
+    makers = [requesters] if isinstance(requesters, str) else list(requesters)
+    makers = list(dict.fromkeys(m for m in makers if m))
+    excluded = [] if policy.self_approval else makers
+    if not policy.approvers:
+        return None, excluded
+    return [a for a in dict.fromkeys(policy.approvers) if a not in excluded], excluded
+
+
 def who_may_approve(policy: ApproverPolicy, requesters: str | Iterable[str]) -> str:
     """The approver policy in words, for a refusal."""
-    makers = [requesters] if isinstance(requesters, str) else list(requesters)
-    who = ", ".join(policy.approvers) if policy.approvers else "anyone in the channel"
-    if not policy.self_approval:
-        noun = "the requester" if len(makers) == 1 else "the requesters"
-        return f"{who}, except {noun} ({', '.join(makers)})"
-    return who
+    allowed, excluded = approval_parties(policy, requesters)
+    return parties_in_words(allowed, excluded, str)
+
+
+def parties_in_words(
+    allowed: list[str] | None, excluded: list[str], name: Callable[[str], str]
+) -> str:
+    """`approval_parties` in words, each person as `name` writes them (a Slack mention, an
+    account name)."""
+    if allowed is None:
+        who = "anyone in the channel"
+    else:
+        who = ", ".join(map(name, allowed)) or "nobody else named as an approver"
+    if not excluded:
+        return who
+    noun = "the requester" if len(excluded) == 1 else "those who made this request"
+    return f"{who}, except {noun} ({', '.join(map(name, excluded))})"
 
 
 def short_version(version: str) -> str:

@@ -27,8 +27,9 @@ from agent.data.normalize.expressions import (
 from agent.data.schema import IdReading, Mapping, Role
 
 TIED_SHARES = 0.01
-"""Readings this close name the same orders (zeros stripped, `#(\\d+)` or `(\\d{3,})` out of
-`Order #1042`): the first tried, the plainer, is taken."""
+"""Readings this close that name the same orders (`differing_share`: zeros stripped, `#(\\d+)`
+or `(\\d{3,})` out of `Order #1042`) are one reading: the first tried, the plainer, is taken.
+Readings this close that name other orders are asked."""
 MIN_SHARE_OF_ANY = 0.5
 """A reading must make this share of a prefix's or a suffix's references carry it to be tried."""
 FREE_TEXT_SHARE = 0.5

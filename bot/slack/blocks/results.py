@@ -17,9 +17,10 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
+from agent.approval import approval_parties, parties_in_words
 from agent.data.ledger import ledger_lines
 from agent.data.money import format_money
-from agent.domain import ApprovalRequest, Outcome, ToolExecution, phase_runs
+from agent.domain import ApprovalRequest, ApproverPolicy, Outcome, ToolExecution, phase_runs
 from bot.slack.blocks.common import (
     MAX_SECTION,
     Rendered,
@@ -206,19 +207,10 @@ def refusal_message(
 
 
 def who_may_approve(approvers: Sequence[str], makers: Sequence[str], self_approval: bool) -> str:
-    """The approver policy as Slack mentions, each person once: who may approve and, without
-    self-approval, the request's makers (uploaders and editors), who may not and are not
-    listed as allowed."""
-    makers = list(dict.fromkeys(m for m in makers if m))
-    allowed = [a for a in dict.fromkeys(approvers) if self_approval or a not in makers]
-    if approvers and not allowed:
-        who = "nobody else named as an approver"
-    else:
-        who = ", ".join(mention(a) for a in allowed) if allowed else "anyone in the channel"
-    if self_approval or not makers:
-        return who
-    noun = "the requester" if len(makers) == 1 else "those who made this request"
-    return f"{who}, except {noun} ({', '.join(mention(m) for m in makers)})"
+    """The approver policy as Slack mentions, each person once (`approval_parties`)."""
+    policy = ApproverPolicy(approvers=tuple(approvers), self_approval=self_approval)
+    allowed, excluded = approval_parties(policy, makers)
+    return parties_in_words(allowed, excluded, mention)
 
 
 def answer_message(text: str) -> Rendered:

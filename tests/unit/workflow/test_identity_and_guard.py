@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from agent.approval import check_confirmation, may_approve
+from agent.approval import check_confirmation, may_approve, who_may_approve
 from agent.data.schema import DatasetMapping, Mapping, ReadingOptions, Role
 from agent.domain import (
     ApprovalRequest,
@@ -207,3 +207,13 @@ def test_parse_edit_reads_fields_roles_and_columns_with_spaces() -> None:
     }
     with pytest.raises(WorkflowError, match=r"orders\.currency or payments\.currency"):
         parse_edit("currency=EUR")
+
+
+def test_a_refusal_in_words_names_each_person_once() -> None:
+    # Issue 38: a maker who is also an approver was named as allowed and as excluded.
+    policy = ApproverPolicy(approvers=("bob", "dana"), self_approval=False)
+    assert who_may_approve(policy, ("alice", "bob")) == (
+        "dana, except those who made this request (alice, bob)"
+    )
+    assert who_may_approve(policy, "alice") == "bob, dana, except the requester (alice)"
+    assert who_may_approve(ApproverPolicy(self_approval=True), "alice") == "anyone in the channel"
