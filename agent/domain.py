@@ -203,6 +203,7 @@ class ApprovalRequest(BaseModel):
     clarifications: list[Clarification]
     problems: list[str]
     warnings: list[str]
+    """What may make the result wrong unless the person acts: shown first."""
     rows: dict[str, int]
     policy_version: str
     authorization_identity: str
@@ -222,6 +223,11 @@ class ApprovalRequest(BaseModel):
     """The edits of the reading this request shows, in order: (who, what they changed)."""
     provenance: tuple[str, ...] = ()
     """Who made each revision and edit, in words, shown with the request."""
+    notes: list[str] = []
+    """What the reading assumed and the meaning it gives each value (statuses, kinds, signs),
+    shown after the warnings: every one is bound to the approval through the mapping."""
+    routine: list[str] = []
+    """Counts that need no decision (rows read, ids, references that meet): one line."""
     proposed: ProposedMapping | None = None
     """The reading chosen so far, shown beside the question when there is no `mapping` to
     approve (None: a confirmation, or nothing could be proposed). Never approved: it is in

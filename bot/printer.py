@@ -11,7 +11,14 @@ from typing import Any, TextIO
 from agent.data.schema import Role
 from agent.domain import ApprovalRequest, FieldReading, Outcome, PauseKind
 from agent.errors import ApprovalRefusedError
-from bot.readings import ASKED, asked_of, describe_reading, reading_document, shown_reading
+from bot.readings import (
+    ASKED,
+    asked_of,
+    describe_reading,
+    reading_document,
+    routine_line,
+    shown_reading,
+)
 from bot.status_text import render_outcome
 from bot.terminal_text import cell, printable
 
@@ -76,7 +83,9 @@ def request_document(request: ApprovalRequest) -> dict[str, Any]:
         "expires_at": request.expires_at.isoformat(),
         "questions": [c.model_dump(mode="json") for c in request.clarifications],
         "problems": request.problems,
-        "notes": list(request.warnings),
+        "warnings": list(request.warnings),
+        "notes": list(request.notes),
+        "routine": list(request.routine),
         "rows": dict(request.rows),
         "message": request.message,
     }
@@ -125,7 +134,10 @@ def render_request(request: ApprovalRequest) -> str:
         lines.append(f"  question: {cell(question.question)}")
         if question.choices:
             lines.append(f"    choices: {', '.join(cell(c) for c in question.choices)}")
-    lines.extend(f"  note: {cell(w)}" for w in request.warnings)
+    lines.extend(f"  warning: {cell(w)}" for w in request.warnings)
+    lines.extend(f"  note: {cell(n)}" for n in request.notes)
+    if request.routine:
+        lines.append(f"  {cell(routine_line(request))}")
     lines.append(f"  {request.message}")
     return "\n".join(lines)
 

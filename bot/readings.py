@@ -135,3 +135,9 @@ def _plain(value: Any) -> str:
     if isinstance(value, list):
         return ", ".join(str(v) for v in value)
     return str(value)
+
+
+def routine_line(request: ApprovalRequest) -> str:
+    """The counts that need no decision (rows read, ids, references that meet), folded into
+    one line that follows the warnings and notes: every count is in it, none cut."""
+    return "Read: " + " · ".join(request.routine) if request.routine else ""

@@ -58,7 +58,7 @@ def _check_order_ids(
     keys, rows, conflicting = (int(v) for v in row)
     if not keys:
         return
-    report.facts.append(f"{name}: {keys:,} order ids on {rows:,} rows with a total")
+    report.routine.append(f"{name}: {keys:,} order ids on {rows:,} rows with a total")
     many_rows = rows >= 100 and rows / keys > MAX_ROWS_PER_ORDER
     conflicts = conflicting > 5 and conflicting / keys > MAX_CONFLICT_SHARE
     if many_rows or conflicts:
@@ -107,7 +107,7 @@ def _check_references(
     )
     if multi:
         fact += f" ({multi:,} of them name several orders)"
-    report.facts.append(fact)
+    report.routine.append(fact)
     report.references = [named, total]
     if named / total >= MIN_MATCH_SHARE and multi / total >= MIN_MATCH_SHARE:
         where = ", ".join(str(r) for r in row[1])

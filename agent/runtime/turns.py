@@ -239,7 +239,9 @@ class AgentTurns:
                 fields=fields,
                 clarifications=clarifications,
                 problems=list(signal.problems),
-                warnings=warnings(signal.report, proposal),
+                warnings=list(signal.report.warnings) if signal.report else [],
+                notes=notes(signal.report, proposal),
+                routine=list(signal.report.routine) if signal.report else [],
                 rows=dict(signal.report.rows) if signal.report else {},
                 policy_version=settings.policy.version,
                 authorization_identity=authorization_identity(
@@ -377,7 +379,8 @@ def field_readings(proposal: Proposal) -> list[FieldReading]:
     ]
 
 
-def warnings(report: ValidationReport | None, proposal: Proposal | None) -> list[str]:
-    """What a person should know before deciding: inference notes, validation facts, warnings."""
-    notes = [n for role in Role for n in proposal.dataset(role).notes] if proposal else []
-    return [*notes, *(report.facts if report else []), *(report.warnings if report else [])]
+def notes(report: ValidationReport | None, proposal: Proposal | None) -> list[str]:
+    """What the reading assumed and decided, for the person deciding: the proposal's notes
+    (what it inferred), then the meaning validation gave each value (statuses, kinds, signs)."""
+    inferred = [n for role in Role for n in proposal.dataset(role).notes] if proposal else []
+    return [*inferred, *(report.facts if report else [])]

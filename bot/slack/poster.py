@@ -78,6 +78,19 @@ class ThreadPoster:
             channel=channel, thread_ts=thread_ts, file_uploads=[_chart_upload(png, file)]
         )
 
+    def upload_text(
+        self, channel: str, thread_ts: str | None, name: str, text: str, comment: str
+    ) -> None:
+        """Upload a text file into a thread (a request too long for its message, whole)."""
+        self.client.files_upload_v2(
+            channel=channel,
+            thread_ts=thread_ts,
+            content=text,
+            filename=name,
+            title=name,
+            initial_comment=comment,
+        )
+
 
 def _chart_upload(png: bytes, file: ChartFile) -> dict[str, Any]:
     """One file of files_upload_v2: the chart's bytes, name, title and alt text."""

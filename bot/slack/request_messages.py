@@ -19,6 +19,7 @@ from agent.errors import ApprovalRefusedError, MalformedRequestError
 from agent.usecases.queries import Queries
 from bot import charts
 from bot.charts import ChartFile
+from bot.printer import render_request
 from bot.slack import blocks
 from bot.slack.deliveries import Deliveries
 from bot.slack.poster import ThreadPoster
@@ -39,9 +40,29 @@ class RequestMessages:
         assert request.channel is not None
         ts = self.poster.post(request.channel, request.thread_ts, blocks.approval_message(request))
         self.deliveries.remember_message(request.pause_id, ts)
+        if blocks.request_overflows(request):
+            self.attach_whole(request)
         state = self.queries.pause(request.pause_id)
         if state is not None and state.status is not PauseStatus.PENDING:
             self.show(state)  # it moved on (expired) before it was shown
+
+    def attach_whole(self, request: ApprovalRequest) -> None:
+        """Post the whole request as a text file in its thread, where its message says the
+        rest is: what is approved is all shown, when Slack's limits cut the message."""
+        assert request.channel is not None
+        name = blocks.request_file_name(request)
+        try:
+            self.poster.upload_text(
+                request.channel,
+                request.thread_ts,
+                name,
+                render_request(request) + "\n",
+                f"The whole of request {request.pause_id}: every line of its reading, notes "
+                "and questions (the message above could not hold them all).",
+            )
+        except SlackClientError:
+            ref = self.log_internal_error(f"attaching {name}")
+            self.post_internal_error(request.channel, request.thread_ts, ref)
 
     def show(self, state: PauseState, line: str | None = None, newest: int | None = None) -> None:
         """Edit a request's message to `state`, without buttons."""

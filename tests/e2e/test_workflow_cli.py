@@ -221,7 +221,7 @@ def test_decide_edit_from_another_process_answers_the_question(folder: Path) -> 
     request = documents(paused.stdout)[0]
     assert request["kind"] == "clarification"
     # Every note the terminal shows is in the document too (issue 38), in full.
-    assert any("payment references in wc_payments.csv" in note for note in request["notes"])
+    assert any("payment references in wc_payments.csv" in note for note in request["routine"])
     assert request["rows"] == {"orders": 30, "payments": 30}
     edited = reconbot(
         "decide",

@@ -104,7 +104,7 @@ def test_a_reading_that_matches_nothing_asks_with_the_likely_fix(
     [problem] = [e for e in report.errors if "name an order" in e]
     assert f"of {N} payment references in payments.csv name an order" in problem
     assert edit in problem
-    assert f"orders.csv: {N} rows read" in report.facts
+    assert f"orders.csv: {N} rows read" in report.routine
 
     # The files show the fix clearly: it is proposed, and it validates (issue 37).
     proposed = {Role(role): options for role, options in report.proposed.items()}
@@ -112,7 +112,7 @@ def test_a_reading_that_matches_nothing_asks_with_the_likely_fix(
     mapping, fixed = _validate(paths, answers)
     assert fixed.ok, fixed.errors
     assert f"{N} of {N} payment references in payments.csv name an order in orders.csv" in (
-        fixed.facts
+        fixed.routine
     )
     files = {role: (paths[role], paths[role].name) for role in Role}
     result = run_job(files, mapping, Policy(), tmp_path / "x.csv")

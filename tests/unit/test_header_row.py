@@ -289,7 +289,7 @@ def test_the_answered_header_line_is_validated_and_reconciled_row_by_row(tmp_pat
     assert report.errors == []
     assert report.rows == {"orders": 8, "payments": 8}  # not the 11 rows below line 1
     assert "7 of 8 payment references in dkb_girokonto_resaved.csv name an order" in " ".join(
-        report.facts
+        report.routine
     )
     exceptions = tmp_path / "exceptions.csv"
     run = run_job(files, mapping, Policy(), exceptions).reconciliation

@@ -24,7 +24,7 @@ from agent.data.normalize.report import FieldCheck, ValidationReport
 
 logger = logging.getLogger(__name__)
 
-FORMAT = 3
+FORMAT = 4
 """Bumped when what a check computes changes, so that reports of an older build are not used."""
 
 
@@ -52,6 +52,7 @@ class ValidationMemo:
                 errors=list(saved["errors"]),
                 warnings=list(saved["warnings"]),
                 facts=list(saved["facts"]),
+                routine=list(saved["routine"]),
                 proposed={role: dict(o) for role, o in saved.get("proposed", {}).items()},
                 proposed_reading=str(saved.get("proposed_reading", "")),
                 references=[int(v) for v in saved.get("references", [])],

@@ -32,6 +32,11 @@ class ValidationReport:
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     facts: list[str] = field(default_factory=list)
+    """What the reading decides that a person should see: the meaning given to each status,
+    kind and sign, the reading proposed from the files."""
+    routine: list[str] = field(default_factory=list)
+    """Counts that need no decision (rows read, order ids, references that meet): shown
+    folded into one line, after the warnings and facts."""
     proposed: dict[str, dict[str, str]] = field(default_factory=dict)
     """A reading the files themselves show (role -> reading option -> value), found when this
     one does not meet: the id reading under which most references name an order, clearly
@@ -56,6 +61,7 @@ def merge(first: ValidationReport, second: ValidationReport) -> ValidationReport
         errors=[*first.errors, *second.errors],
         warnings=[*first.warnings, *second.warnings],
         facts=[*first.facts, *second.facts],
+        routine=[*first.routine, *second.routine],
         proposed={**first.proposed, **second.proposed},
         proposed_reading=first.proposed_reading or second.proposed_reading,
         references=first.references or second.references,

@@ -157,7 +157,7 @@ def validate_columns(
                 memo.remember(gate_key, gates)
     assert gates is not None
     report = merge(merge(done[Role.ORDERS], done[Role.PAYMENTS]), gates)
-    report.facts[:0] = [f"{names[role]}: {columns[role].records:,} rows read" for role in Role]
+    report.routine[:0] = [f"{names[role]}: {columns[role].records:,} rows read" for role in Role]
     report.warnings[:0] = [
         f"{names[role]}: {warning}" for role in Role for warning in columns[role].layout.warnings
     ]

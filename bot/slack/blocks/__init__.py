@@ -63,6 +63,8 @@ from bot.slack.blocks.requests import (
     decided_message,
     edited_line,
     request_body,
+    request_file_name,
+    request_overflows,
     state_line,
 )
 from bot.slack.blocks.results import (
@@ -168,6 +170,8 @@ __all__ = [
     "reject_modal",
     "rejected_note",
     "request_body",
+    "request_file_name",
+    "request_overflows",
     "results_message",
     "retried_note",
     "revised_note",

@@ -54,6 +54,12 @@ def code(text: str, limit: int = 80) -> str:
     return "`" + escape(cut(text, limit)).replace("`", "'") + "`"
 
 
+def whole(text: str) -> str:
+    """Text from a file or a person shown as inline code, never cut: for what an approval
+    binds (a column's name, a choice), which the approver must see entire."""
+    return "`" + escape(text).replace("`", "'") + "`"
+
+
 def mention(user: str) -> str:
     """A person (or a user group, `S…`) as Slack shows it: the bot's own mentions, of ids
     Slack gave it (escaped all the same, so an id can never close the mention early)."""
@@ -94,11 +100,13 @@ def listed(items: Sequence[str], limit: int = MAX_LIST_ITEMS) -> list[str]:
     return shown
 
 
-def packed(title: str, lines: Sequence[str], budget: int, where: str) -> list[Block]:
+def packed(
+    title: str, lines: Sequence[str], budget: int, where: str, cuts: list[str] | None = None
+) -> list[Block]:
     """`lines` (mrkdwn, escaped) under `title` in as few sections as Block Kit allows, none of
     them cut: a line longer than a section goes on in the next. At most `budget` sections;
     past them one line says how many lines are left and `where` they all are, so nothing is
-    left out without saying so."""
+    left out without saying so (and `title` is added to `cuts`, when given)."""
     room = MAX_SECTION - 100
     chunks: list[str] = []
     for line in lines:
@@ -119,6 +127,8 @@ def packed(title: str, lines: Sequence[str], budget: int, where: str) -> list[Bl
         texts.append(text)
     if len(texts) <= budget:
         return [section(t) for t in texts]
+    if cuts is not None:
+        cuts.append(title)
     shown = texts[: max(budget - 1, 0)]
     left = sum(t.count("\n") + 1 for t in texts[len(shown) :])
     shown.append(f"…and {left:,} more lines: {where}")

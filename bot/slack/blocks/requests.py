@@ -19,7 +19,7 @@ from slack_sdk.models.blocks import (
 
 from agent.data.schema import Role
 from agent.domain import ApprovalRequest, PauseKind, PauseState
-from bot.readings import ASKED, asked_of, describe_reading, shown_reading
+from bot.readings import ASKED, asked_of, describe_reading, routine_line, shown_reading
 from bot.slack.blocks.common import (
     MAX_BLOCK_ID,
     MAX_HEADER,
@@ -33,22 +33,43 @@ from bot.slack.blocks.common import (
     cut,
     dicts,
     escape,
-    listed,
     mention,
     packed,
     plain,
     section,
     short_digest,
     when,
+    whole,
 )
 from bot.slack.ids import ANSWER, APPROVE, EDIT, REJECT
 from bot.slack.payloads import AnswerBlockId, ButtonValue
 
-_SECTIONS = 8
+_SECTIONS = 6
 """Sections one part of a request may take (each up to Block Kit's 3,000 characters): the
 whole message stays within Slack's 50 blocks."""
-_EVERYTHING = "every one is in `reconbot status INV --json` and the local workspace"
-"""Where a request's notes are all, when a message cannot hold them."""
+_QUESTIONS = 8
+"""Questions a message shows, each with its menu."""
+
+
+def request_file_name(request: ApprovalRequest) -> str:
+    """The name of the text file that holds the whole request when its message cannot."""
+    return f"request-{request.pause_id}.txt"
+
+
+def _everything(request: ApprovalRequest) -> str:
+    """Where the rest of a request is when its message cannot hold it all."""
+    return f"every one is in the file `{request_file_name(request)}` posted in this thread"
+
+
+def request_overflows(request: ApprovalRequest) -> bool:
+    """Whether the message leaves out part of the request (a long reading, many notes, many
+    questions or choices): then the whole request goes with it as a text file, and the
+    message says so where it stops."""
+    cuts: list[str] = []
+    _described(request, cuts)
+    _clarifications(request, cuts)
+    return bool(cuts)
+
 
 TITLES = {
     PauseKind.CONFIRMATION: "Approval needed",
@@ -69,7 +90,14 @@ def _files(request: ApprovalRequest) -> SectionBlock:
     return section("\n".join(lines))
 
 
-def _mapping(request: ApprovalRequest) -> list[Block]:
+def _packed(
+    request: ApprovalRequest, title: str, lines: list[str], budget: int, cuts: list[str]
+) -> list[Block]:
+    """`packed` for a part of the request, noting in `cuts` when it did not fit."""
+    return packed(title, lines, budget, _everything(request), cuts)
+
+
+def _mapping(request: ApprovalRequest, cuts: list[str]) -> list[Block]:
     """A section per file: each field's column (what a question asks marked so, the question
     itself below) and how the file is read; a request with no mapping to approve shows the
     reading proposed so far, said to be so."""
@@ -91,12 +119,12 @@ def _mapping(request: ApprovalRequest) -> list[Block]:
                 continue
             samples = ", ".join(code(s, 24) for s in reading.samples[:3])
             lines.append(
-                f"• `{reading.field}` ← {code(reading.column, 60)} "
+                f"• `{reading.field}` ← {whole(reading.column)} "
                 f"({reading.confidence_percent}%)" + (f" e.g. {samples}" if samples else "")
             )
         if shown is not None:  # every option, word and meaning bound: never cut
             lines.append(f"Reading: {escape(describe_reading(shown))}")
-        blocks.extend(packed("", lines, _SECTIONS, _EVERYTHING))
+        blocks.extend(_packed(request, "", lines, _SECTIONS, cuts))
     if not blocks and request.kind is PauseKind.CLARIFICATION:
         blocks.append(section("_No reading could be proposed yet: the problem below comes first._"))
     return blocks
@@ -132,31 +160,41 @@ def _makers(request: ApprovalRequest) -> str:
     return " · also made by " + ", ".join(words)
 
 
-def _clarifications(request: ApprovalRequest) -> list[Block]:
+def _clarifications(request: ApprovalRequest, cuts: list[str]) -> list[Block]:
     """A section per question; a question about one field is answered with a select whose
     block id says which request it answers (`AnswerBlockId`) and whose option values are
-    `role.field=column`."""
+    `role.field=column`. A choice no menu can hold is listed whole in the question's text;
+    questions past the message's room are counted, with where they all are."""
     button = ButtonValue(request.pause_id, request.authorization_identity)
     blocks: list[Block] = []
-    for number, question in enumerate(request.clarifications[:5]):
+    for number, question in enumerate(request.clarifications[:_QUESTIONS]):
         text = f":question: {escape(question.question)}"
-        choices = [c for c in question.choices if len(c) <= MAX_OPTION_VALUE][:MAX_OPTIONS]
         # The one question without a field asks which file is the orders export.
         role, field = question.role, question.field
-        if role is None and field is None and choices:
+        if role is None and field is None and question.choices:
             role, field = Role.ORDERS, "orders_file"
+        prefix = f"{role.value if role else ''}.{field}="
+        fits = [c for c in question.choices if len(prefix + c) <= MAX_OPTION_VALUE]
+        choices = fits[:MAX_OPTIONS]
+        unlisted = [c for c in question.choices if c not in choices]
         block_id = AnswerBlockId(number, button).encode()
         if role is None or field is None or not choices or len(block_id) > MAX_BLOCK_ID:
             if question.choices:
-                text += "\nChoices: " + ", ".join(code(c, 40) for c in listed(question.choices))
-            blocks.append(section(text))
+                text += "\nChoices: " + ", ".join(whole(c) for c in question.choices)
+            blocks.extend(_packed(request, "", [text], 2, cuts))
             continue
+        if unlisted:
+            text += "\nAlso (type it in *Edit mapping*): " + ", ".join(whole(c) for c in unlisted)
+        if any(len(c) > MAX_OPTION_TEXT for c in choices):  # the menu shows them cut: in full
+            text += "\nIn full: " + ", ".join(whole(c) for c in choices)
+        if len(text) > MAX_SECTION:
+            cuts.append("question")
         select = StaticSelectElement(
             action_id=f"{ANSWER}:{number}",
             placeholder="Choose a file" if field == "orders_file" else "Choose a column",
             options=[
                 Option(
-                    value=f"{role.value}.{field}={c}"[:MAX_OPTION_VALUE],
+                    value=prefix + c,
                     label=cut(c, MAX_OPTION_TEXT),
                 )
                 for c in choices
@@ -169,6 +207,10 @@ def _clarifications(request: ApprovalRequest) -> list[Block]:
                 accessory=select,
             )
         )
+    left = len(request.clarifications) - _QUESTIONS
+    if left > 0:
+        cuts.append("questions")
+        blocks.append(section(f"…and {left:,} more questions: {_everything(request)}"))
     return blocks
 
 
@@ -202,18 +244,30 @@ def _buttons(request: ApprovalRequest) -> ActionsBlock:
 
 def request_body(request: ApprovalRequest) -> list[Block]:
     """The blocks that describe a request (shared by the live message and its final states)."""
+    return _described(request, [])
+
+
+def _described(request: ApprovalRequest, cuts: list[str]) -> list[Block]:
+    """`request_body`, noting in `cuts` each part the message could not hold whole. The
+    order is what a person must weigh first: problems, warnings, then the notes on how
+    values are read, then the routine counts in one line."""
     blocks: list[Block] = [
         HeaderBlock(text=cut(f"{TITLES[request.kind]} · {request.investigation_id}", MAX_HEADER)),
-        section(escape(request.message)),
+        *_packed(request, "", [escape(request.message)], 2, cuts),
         _files(request),
-        *_mapping(request),
+        *_mapping(request, cuts),
     ]
-    if request.problems:
-        problems = [f"• {escape(p)}" for p in request.problems]
-        blocks.extend(packed("*Problems*", problems, _SECTIONS, _EVERYTHING))
-    if request.warnings:
-        notes = [f"• {escape(w)}" for w in request.warnings]
-        blocks.extend(packed("*Notes*", notes, _SECTIONS, _EVERYTHING))
+    parts = (
+        ("*Problems*", request.problems),
+        (":warning: *Warnings*", request.warnings),
+        ("*Notes*", request.notes),
+    )
+    for title, lines in parts:
+        if lines:
+            bullets = [f"• {escape(line)}" for line in lines]
+            blocks.extend(_packed(request, title, bullets, _SECTIONS, cuts))
+    if request.routine:
+        blocks.extend(_packed(request, "", [f"_{escape(routine_line(request))}_"], 2, cuts))
     stuck = _nobody_may_approve(request)
     if stuck:
         blocks.append(section(stuck))
@@ -242,7 +296,7 @@ def _nobody_may_approve(request: ApprovalRequest) -> str:
 def approval_message(request: ApprovalRequest) -> Rendered:
     """The request as posted: what it covers, and Approve / Edit mapping / Reject."""
     blocks = request_body(request)
-    blocks.extend(_clarifications(request))
+    blocks.extend(_clarifications(request, []))
     blocks.append(_buttons(request))
     verb = "approve" if request.approvable else "answer"
     return Rendered(

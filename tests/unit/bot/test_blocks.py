@@ -33,6 +33,7 @@ from agent.domain import (
     PauseState,
     PauseStatus,
 )
+from bot.printer import render_request
 from bot.slack import blocks
 from bot.slack.payloads import ButtonValue, ModalMetadata, option_lines, option_lines_problem
 from tests.standins.slack.web_api import validate_blocks
@@ -141,36 +142,76 @@ def test_the_request_shows_files_mapping_coverage_and_three_buttons() -> None:
 
 
 def test_a_wide_messy_request_stays_within_block_kit_limits() -> None:
-    rendered = blocks.approval_message(_request(column=LONG, warnings=300))
+    request = _request(column=LONG, warnings=300)
+    rendered = blocks.approval_message(request)
     _within_limits(rendered)
     text = json.dumps(rendered.blocks, ensure_ascii=False)
-    # Problems and notes are never cut one by one: as many whole as the message holds, then
-    # how many are left and where they all are (issue 38).
-    left = [int(n) for n in re.findall(r"…and (\d+) more lines: every one is in `reconbot", text)]
-    problems, notes = (
+    # Problems and warnings are never cut one by one: as many whole as the message holds,
+    # then how many are left and where they all are: a file posted with it (issue 38).
+    where = r"every one is in the file `request-PAUSE-0123456789.txt` posted in this thread"
+    left = [int(n) for n in re.findall(r"…and (\d+) more lines: " + where, text)]
+    problems, warnings = (
         len(re.findall(r"problem \d+: (?:Amount captured in the settlement currency ){20}", text)),
         len(re.findall(r"note \d+: (?:Amount captured in the settlement currency ){20}", text)),
     )
-    assert notes > 8 and problems > 8
-    assert left == [300 - problems, 300 - notes]
+    assert warnings > 5 and problems > 5
+    assert left == [300 - problems, 300 - warnings]
+    assert blocks.request_overflows(request)
+    # The column's whole name is bound: never cut with an ellipsis.
+    assert " ".join(LONG.split()) in " ".join(text.split())
+
+
+def test_a_request_the_message_holds_has_no_file() -> None:
+    request = _request(warnings=2)
+    assert not blocks.request_overflows(request)
+    assert "posted in this thread" not in json.dumps(blocks.approval_message(request).blocks)
+
+
+def test_warnings_come_first_and_routine_counts_fold_into_one_line() -> None:
+    request = _request().model_copy(
+        update={
+            "warnings": ["orders.csv: 12 timestamps unreadable: the window check skips them"],
+            "notes": ['orders.csv: order statuses in "Status": paid: paid (9)'],
+            "routine": ["orders.csv: 9 rows read", "payments.csv: 8 rows read"],
+        }
+    )
+    texts = [b["text"]["text"] for b in blocks.approval_message(request).blocks if "text" in b]
+    order = [
+        next(i for i, t in enumerate(texts) if needle in t)
+        for needle in ("timestamps unreadable", "order statuses", "9 rows read")
+    ]
+    assert order == sorted(order) and order[0] < order[1] < order[2]
+    assert texts[order[2]] == "_Read: orders.csv: 9 rows read · payments.csv: 8 rows read_"
 
 
 _WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=3, max_size=14)
+_LINE = st.text(alphabet="abcdefghij klmn", min_size=1, max_size=400)
 
 
 @settings(max_examples=40, deadline=None)
 @given(
     kinds=st.lists(_WORD, min_size=200, max_size=300, unique=True),
     statuses=st.lists(_WORD, min_size=1, max_size=60, unique=True),
-    notes=st.lists(st.text(alphabet="abcdefghij klmn", min_size=1, max_size=400), max_size=40),
+    warnings=st.lists(_LINE, max_size=40),
+    notes=st.lists(_LINE, max_size=40),
+    routine=st.lists(_LINE, max_size=10),
+    questions=st.integers(min_value=0, max_value=12),
+    choices=st.lists(st.text(alphabet="abcdefgh ", min_size=1, max_size=200), max_size=120),
 )
 def test_everything_bound_reaches_the_approver(
-    kinds: list[str], statuses: list[str], notes: list[str]
+    kinds: list[str],
+    statuses: list[str],
+    warnings: list[str],
+    notes: list[str],
+    routine: list[str],
+    questions: int,
+    choices: list[str],
 ) -> None:
     # Issue 38: an editor padded kinds_capture with 90 words and appended `refunded` to
     # kinds_ignore; the approver's request ended `…settled_batch_049, settled…` and she
-    # approved what she could not see. Every word of every list bound in the mapping, and every
-    # note, is in the message (or it says how many are left and where).
+    # approved what she could not see. Every word of every list bound in the mapping, every
+    # warning, note, count, question and choice is in the message; or the message says how many
+    # are left and where, and the file posted with it holds them all.
     half = len(kinds) // 2
     row_kinds = RowKinds(capture=kinds[:half], ignore=kinds[half:])
     order_statuses = OrderStatuses(paid=statuses)
@@ -182,23 +223,45 @@ def test_everything_bound_reaches_the_approver(
     orders = request.mapping.orders.model_copy(
         update={"options": ReadingOptions(statuses=order_statuses)}
     )
+    asked = [
+        Clarification(
+            role=Role.PAYMENTS, field="captured_amount", question=f"question {n}", choices=choices
+        )
+        for n in range(questions)
+    ]
     request = request.model_copy(
         update={
             "mapping": request.mapping.model_copy(update={"orders": orders, "payments": payments}),
-            "warnings": notes,
+            "warnings": warnings,
+            "notes": notes,
+            "routine": routine,
+            "clarifications": asked,
         }
     )
     rendered = blocks.approval_message(request)
     _within_limits(rendered)
-    text = " ".join(
-        block.get("text", {}).get("text", "") for block in rendered.blocks if "text" in block
+    shown = json.dumps(rendered.blocks, ensure_ascii=False)
+    flat = " ".join(
+        " ".join(
+            block.get("text", {}).get("text", "") for block in rendered.blocks if "text" in block
+        ).split()
     )
-    flat = " ".join(text.split())
-    for word in [*row_kinds.capture, *row_kinds.ignore, *order_statuses.paid]:
+    bound = [*row_kinds.capture, *row_kinds.ignore, *order_statuses.paid]
+    for word in bound:
         assert re.search(rf"(?<![a-z_]){word}(?![a-z_])", flat), word
-    if "more lines: every one is in" not in flat:
-        for note in notes:
-            assert " ".join(note.split()) in flat
+    lines = [*warnings, *notes, *routine, *(q.question for q in asked)]
+    offered = [c for c in choices if c.strip()] if asked else []
+    if not blocks.request_overflows(request):
+        assert "posted in this thread" not in flat
+        for line in lines:
+            assert " ".join(line.split()) in flat
+        for choice in offered:  # in a menu, or listed whole in the question
+            assert json.dumps(choice)[1:-1] in shown or " ".join(choice.split()) in flat
+        return
+    assert "`request-PAUSE-0123456789.txt` posted in this thread" in flat
+    whole = " ".join(render_request(request).split())
+    for item in [*bound, *lines, *offered]:
+        assert " ".join(item.split()) in whole
 
 
 def test_the_edit_form_labels_each_field_once_and_names_every_option_whole() -> None:

@@ -89,10 +89,11 @@ def test_the_first_read_parses_each_file_once_and_serves_validation_and_reconcil
     plain = plain_job(demo, mapping, tmp_path / "plain.csv")
     assert_same_result(job, plain, tmp_path / "first.csv", tmp_path / "plain.csv")
     alone = load_and_validate(connect(), files_of(demo), mapping, policy=Policy())
-    assert (report.errors, report.warnings, report.facts, report.rows) == (
+    assert (report.errors, report.warnings, report.facts, report.routine, report.rows) == (
         alone.errors,
         alone.warnings,
         alone.facts,
+        alone.routine,
         alone.rows,
     )
 
@@ -172,10 +173,11 @@ def test_an_inspection_of_its_own_reads_each_file_once_and_reports_as_the_plain_
         assert parses == []
         plain = load_and_validate(connect(), files_of(demo), reading, policy=Policy())
         parses.clear()
-        assert (report.errors, report.warnings, report.facts, report.rows) == (
+        assert (report.errors, report.warnings, report.facts, report.routine, report.rows) == (
             plain.errors,
             plain.warnings,
             plain.facts,
+            plain.routine,
             plain.rows,
         )
     assert not list(tmp_path.rglob("*.parquet"))

@@ -100,7 +100,11 @@ def test_an_edit_of_a_text_field_alone_loads_and_validates_nothing_but_its_colum
     edited = with_orders(mapping, customer="Lineitem name")
     assert edited.orders.columns["customer"] != mapping.orders.columns.get("customer")
     second = load_and_validate(connect(), files, edited, cache=cache, memo=memo, policy=Policy())
-    assert (second.errors, second.facts) == (first.errors, first.facts)
+    assert (second.errors, second.facts, second.routine) == (
+        first.errors,
+        first.facts,
+        first.routine,
+    )
     with pytest.raises(UnknownColumnError, match="no column"):
         load_and_validate(
             connect(),
@@ -137,10 +141,11 @@ def test_an_id_reading_reads_the_join_keys_again_in_place_and_loads_nothing(
     )
     second = load_and_validate(connect(), files, edited, cache=cache, policy=Policy())
     fresh = load_and_validate(connect(), files, edited, policy=Policy())
-    assert (second.errors, second.warnings, second.facts) == (
+    assert (second.errors, second.warnings, second.facts, second.routine) == (
         fresh.errors,
         fresh.warnings,
         fresh.facts,
+        fresh.routine,
     )
     assert second.references[0] > first.references[0]
     job = run_job(files, edited, Policy(), tmp_path / "kept.csv", cache=cache)

@@ -427,7 +427,7 @@ def test_rows_the_kinds_ignore_do_not_count_against_the_references(tmp_path: Pat
     assert mapping is not None
     report = _validate(files, mapping)
     assert report.errors == []
-    assert "4 of 4 payment references in payments.csv name an order in orders.csv" in report.facts
+    assert "4 of 4 payment references in payments.csv name an order in orders.csv" in report.routine
 
 
 def test_the_request_shows_every_payment_status_with_what_it_is_read_as(tmp_path: Path) -> None:
