@@ -258,7 +258,8 @@ def reconcile(tool_context: ToolContext) -> dict[str, Any]:
         `payments` (how many of each were read), `failed_attempts` (failed payment attempts),
         `currencies` (totals per currency), `row_ledger` (one line per file: every row matched,
         in a finding, ignored with a reason or unreadable with a reason: quote it),
-        `first_findings` (the first findings with their evidence: file, row numbers, ids) and
+        `first_findings` (examples with their evidence: file, row numbers, ids; the largest of
+        each category, then the largest left; the exceptions file has them all) and
         `exceptions_file_rows` (the rows of the exceptions file it stored). Otherwise `ok` is
         false and `error` says why (and `pause` is "blocked_reconcile" when no approval exists).
     """
@@ -302,7 +303,7 @@ def reconcile(tool_context: ToolContext) -> dict[str, Any]:
                 )
             run = job.reconciliation
             stored, (summary, shown) = store_beside(
-                context.blobs, export, lambda: (run.summary(), run.findings(limit=TOP_FINDINGS))
+                context.blobs, export, lambda: (run.summary(), run.examples(TOP_FINDINGS))
             )
             top = [finding.model_dump(mode="json") for finding in shown]
     except ReconbotError as error:

@@ -16,16 +16,22 @@ def fetch_findings(
     category: str | None = None,
     key: str | None = None,
     limit: int | None = None,
+    informative: bool = False,
 ) -> list[Finding]:
     """Findings in category order then file order, each with its evidence per file.
 
     Only those of `category` and those concerning the id `key` (lower case) when given, and at
-    most `limit` of them. Findings stay in DuckDB until asked for: only these become values.
+    most `limit` of them; `informative`: the largest of each category first, then the largest
+    left (for examples a person reads, not for lists). Findings stay in DuckDB until asked
+    for: only these become values.
     `files` names each role's file as the uploader named it, for the evidence.
     """
-    rows = run_sql(
-        con, "finding_rows", {"category": category, "key": key, "limit": limit}
-    ).fetchall()
+    if informative:  # the largest of each category first (`example_rows.sql`)
+        rows = run_sql(con, "example_rows", {"limit": limit}).fetchall()
+    else:
+        rows = run_sql(
+            con, "finding_rows", {"category": category, "key": key, "limit": limit}
+        ).fetchall()
     found = []
     for (
         category_,

@@ -48,6 +48,11 @@ class Reconciliation:
             limit=None if limit is None else int(limit),
         )
 
+    def examples(self, limit: int) -> list[Finding]:
+        """The `limit` findings most worth showing first: the largest of each category, in
+        category order, then the largest of those left (a results message's examples)."""
+        return fetch_findings(self._con, self.files, limit=int(limit), informative=True)
+
     def evidence(self, identifier: str) -> list[Finding]:
         """The findings that concern an order id or a payment id (`#1042`, `1042`, `ch_…`).
 

@@ -87,7 +87,8 @@ def _finding_line(finding: dict[str, Any]) -> str:
 
 
 def results_message(outcome: Outcome, user: str, trace: Sequence[ToolExecution] = ()) -> Rendered:
-    """The outcome in the thread: counts per category, the first findings with evidence, and
+    """The outcome in the thread: counts per category, examples with evidence (the largest of
+    each category first: `Reconciliation.examples`), and
     how it was computed: `trace` (the agent's recorded tool executions of the case) summed up
     per phase run, with the approval by `user` that bound the reconciliation."""
     total = sum(outcome.counts.values())
@@ -102,7 +103,11 @@ def results_message(outcome: Outcome, user: str, trace: Sequence[ToolExecution] 
     blocks: list[Block] = [section(head), *category_sections(outcome.counts)]
     lines = [_finding_line(f) for f in outcome.top_findings]
     if lines or total:
-        text = "*First findings, with where they are in your files*\n" if lines else ""
+        text = (
+            "*Examples, the largest of each category first, with where they are in your files*\n"
+            if lines
+            else ""
+        )
         body = ""
         shown = 0
         for line in lines:
