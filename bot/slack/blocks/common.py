@@ -113,6 +113,8 @@ def packed(
         while len(line) > room:
             at = line.rfind(" ", 0, room)
             at = at if at > room // 2 else room
+            entity = line.rfind("&", at - 4, at)  # never split `&amp;`, `&lt;` or `&gt;`
+            at = entity if entity > 0 and ";" not in line[entity:at] else at
             chunks.append(line[:at])
             line = "  " + line[at:].lstrip(" ")
         chunks.append(line)

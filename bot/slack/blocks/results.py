@@ -22,6 +22,7 @@ from agent.data.ledger import ledger_lines
 from agent.data.money import format_money
 from agent.domain import ApprovalRequest, ApproverPolicy, Outcome, ToolExecution, phase_runs
 from bot.slack.blocks.common import (
+    MAX_BLOCKS,
     MAX_SECTION,
     Rendered,
     code,
@@ -30,6 +31,7 @@ from bot.slack.blocks.common import (
     dicts,
     escape,
     mention,
+    packed,
     plain,
     section,
     short_digest,
@@ -220,6 +222,8 @@ def who_may_approve(approvers: Sequence[str], makers: Sequence[str], self_approv
 
 def answer_message(text: str) -> Rendered:
     """The agent's answer to a question in the thread (the model's words, escaped in the
-    blocks and in the notification text alike)."""
+    blocks and in the notification text alike), in as many sections as it takes: a long
+    answer (a list of findings) is never cut without saying so."""
     safe = escape(text)
-    return Rendered(cut(safe, 3000), dicts([section(safe)]))
+    where = "every finding is in the exceptions file of the results above"
+    return Rendered(cut(safe, 3000), dicts(packed("", safe.split("\n"), MAX_BLOCKS, where)))

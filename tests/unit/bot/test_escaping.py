@@ -313,6 +313,9 @@ def test_the_answer_is_escaped_in_the_notification_text_as_in_the_blocks() -> No
     long = blocks.answer_message("<" * 5000)
     assert_safe(long)
     assert len(long.text) <= 3000 and long.text.endswith("&lt;…"), "never cut in an entity"
+    texts = [block["text"]["text"] for block in long.blocks]
+    assert "".join(texts).replace(" ", "") == "&lt;" * 5000, "the whole answer, in sections"
+    assert all(t.strip(" ").startswith("&lt;") and t.endswith(";") for t in texts)
 
 
 def test_progress_escapes_a_tool_name_the_model_made_up() -> None:
