@@ -285,6 +285,12 @@ class Outcome(BaseModel):
     export_rows: int
     created_at: datetime
 
+    @property
+    def exceptions_file_name(self) -> str:
+        """The name people see on the exceptions file, wherever it is shown or kept (the
+        thread's upload, the terminal's copy, the agent's answers)."""
+        return f"exceptions-{self.investigation_id}-r{self.revision}.csv"
+
 
 class ToolExecution(BaseModel):
     """One tool execution of one agent invocation (the trace)."""

@@ -8,9 +8,13 @@ from strands import Agent
 from strands.agent.conversation_manager import NullConversationManager
 from strands.models import Model
 
+from agent.runtime.finding_tools import FINDING_TOOLS
 from agent.runtime.hooks import PauseAndTraceHook
 from agent.runtime.prompts import SYSTEM_PROMPT
 from agent.runtime.tools import TOOLS
+
+AGENT_TOOLS = [*TOOLS, *FINDING_TOOLS]
+"""Every tool an agent gets, whatever its task: the task message says which to use."""
 
 
 def build_agent(model: Model, messages: list[dict[str, Any]]) -> Agent:
@@ -23,7 +27,7 @@ def build_agent(model: Model, messages: list[dict[str, Any]]) -> Agent:
     return Agent(
         model=model,
         messages=messages,  # type: ignore[arg-type]
-        tools=list(TOOLS),
+        tools=list(AGENT_TOOLS),
         system_prompt=SYSTEM_PROMPT,
         callback_handler=None,
         conversation_manager=NullConversationManager(),

@@ -46,7 +46,8 @@ TOP_FINDINGS = 10
 _FIELD_REF = re.compile(r"^(orders|payments)\.([a-z_]+)$")
 
 
-def _context(tool_context: ToolContext) -> InvestigationContext:
+def context_of(tool_context: ToolContext) -> InvestigationContext:
+    """The case a tool runs for: the agent's invocation state carries it."""
     context = tool_context.invocation_state.get(STATE_KEY)
     if not isinstance(context, InvestigationContext):
         raise RuntimeError("the tool ran outside an investigation")
@@ -115,7 +116,7 @@ def inspect_datasets(tool_context: ToolContext) -> dict[str, Any]:
         must answer before the mapping can be approved) and `reading_options` (every option
         validate_mapping accepts, with what it does).
     """
-    context = _context(tool_context)
+    context = context_of(tool_context)
     try:
         samples = _samples(context)
         proposal = proposal_for(context, samples)
@@ -206,7 +207,7 @@ def validate_mapping(
         does not block, e.g. a few unreadable values, whose rows are left out of matching) and
         `rows` (the data rows read per file).
     """
-    context = _context(tool_context)
+    context = context_of(tool_context)
     answers = {role: dict(fields) for role, fields in context.answers.items()}
     model_answers, problems = _parse_changes(changes)
     for role, fields in model_answers.items():
@@ -263,7 +264,7 @@ def reconcile(tool_context: ToolContext) -> dict[str, Any]:
         `exceptions_file_rows` (the rows of the exceptions file it stored). Otherwise `ok` is
         false and `error` says why (and `pause` is "blocked_reconcile" when no approval exists).
     """
-    context = _context(tool_context)
+    context = context_of(tool_context)
     bound = context.bound
     if bound is None:
         message = (
@@ -347,7 +348,7 @@ def get_evidence(tool_context: ToolContext, identifier: str) -> dict[str, Any]:
         data row numbers in each uploaded file, the currency and the expected and actual
         amounts. An empty list means no finding concerns that id.
     """
-    context = _context(tool_context)
+    context = context_of(tool_context)
     outcome = context.outcome
     if outcome is None or outcome.export_digest is None:
         return result(
@@ -381,7 +382,7 @@ def explain_policy(tool_context: ToolContext, category: str | None = None) -> di
         JSON with the `policy_version` and `rules` (each category's rule in plain words). An
         unknown category gives an error that lists the categories.
     """
-    policy = _context(tool_context).policy
+    policy = context_of(tool_context).policy
     rules = policy.explanations()
     if category:
         if category not in rules:

@@ -11,6 +11,7 @@ TOOL_WORDS = {
     "validate_mapping": "checked the proposed mapping on every row",
     "reconcile": "reconciled",
     "get_evidence": "looked up the evidence",
+    "list_findings": "listed the findings",
     "explain_policy": "read the policy",
 }
 

@@ -160,7 +160,7 @@ def _count(value: object) -> str:
 def exceptions_file(outcome: Outcome) -> ExceptionsFile:
     """The exceptions file uploaded after the results."""
     return ExceptionsFile(
-        filename=f"exceptions-{outcome.investigation_id}-r{outcome.revision}.csv",
+        filename=outcome.exceptions_file_name,
         title=f"Exceptions of {outcome.investigation_id}, revision {outcome.revision}",
         comment=(
             f"Every finding, then the rows ignored with their reasons ({outcome.export_rows:,} "

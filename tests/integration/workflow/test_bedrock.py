@@ -21,7 +21,14 @@ from tests.standins.bedrock import BedrockStandIn, Fault, Stall, text, tool_call
 from .conftest import Demo, World, make_world, uploads
 
 BOB = Approver(user="bob")
-TOOLS = {"inspect_datasets", "validate_mapping", "reconcile", "get_evidence", "explain_policy"}
+TOOLS = {
+    "inspect_datasets",
+    "validate_mapping",
+    "reconcile",
+    "get_evidence",
+    "list_findings",
+    "explain_policy",
+}
 
 
 @pytest.fixture
