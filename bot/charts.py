@@ -6,26 +6,43 @@ read or written but the returned bytes. matplotlib is imported when a chart is d
 import time, and only through `Figure` + the Agg canvas (no pyplot global state, so threads
 may draw at the same time).
 
-The picture is a white card with dark text, so it reads the same in Slack's light and dark
-themes; its colours are from the Okabe-Ito colour-blind-safe palette. Currencies never share
-an axis: each has its own panel and scale (a yen is not a dollar). An outcome without findings
-still gets a card that says so, so the thread of every reconciliation shows its picture and a
-missing picture only ever means that drawing it failed.
+The picture is a narrow card, as tall as its rows need, drawn for the width a thread shows it
+at (`DISPLAY_PX`), so every text reads inline without opening it: the counts on top, each
+currency's panel stacked under them. It is white with dark text, so it reads the same in
+Slack's light and dark themes; its colours are from the Okabe-Ito colour-blind-safe palette.
+Currencies never share an axis: each has its own panel and scale (a yen is not a dollar). An
+outcome without findings still gets a card that says so, so the thread of every reconciliation
+shows its picture and a missing picture only ever means that drawing it failed.
 """
 
 from __future__ import annotations
 
 import io
+import textwrap
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from agent.domain import Outcome
 
-WIDTH_IN, HEIGHT_IN, DPI = 8.0, 4.0, 150
-"""The card's size: 1200 x 600 pixels, sharp in a Slack thread and its preview."""
+DISPLAY_PX = 560
+"""The width (CSS pixels) a thread shows the chart at: the local workspace's thread pane in a
+1400-pixel window, about what Slack's thread shows on a laptop. Every size below is chosen for
+it, so the chart reads inline without opening it."""
+WIDTH_PX = 2 * DISPLAY_PX
+"""The card's width in pixels: twice the displayed width, sharp on high-density screens. Its
+height follows the rows drawn (the panels are stacked, one under the other)."""
+DPI = 200
+SCALE = WIDTH_PX / DISPLAY_PX
+"""Image pixels per displayed pixel."""
+MIN_TEXT_PX = 11.0
+"""The smallest text on the card, in displayed pixels (see `DISPLAY_PX`)."""
+TEXT_PX, TITLE_PX, HEADING_PX = 12.5, 14.0, 15.5
+"""Labels and values; panel titles; the card's heading (displayed pixels)."""
+ROW_PX, PAD_PX, GAP_PX, LINE_PX = 20, 14, 14, 18
+"""A bar's row, the card's margin, the space between panels, a line of heading or note."""
 MAX_CURRENCY_PANELS = 5
-"""Panels of currencies beside the counts; the busiest currencies are shown, the rest named."""
+"""Panels of currencies under the counts; the busiest currencies are shown, the rest named."""
 MAX_CATEGORIES = 16
 """Rows of categories (the policy has 13); more are summed up in one last row."""
 MAX_LABEL = 28
@@ -121,133 +138,190 @@ def chart_file(outcome: Outcome, data: ChartData | None = None) -> ChartFile:
 
 
 def render_chart(outcome: Outcome) -> bytes:
-    """`outcome`'s chart as PNG bytes of 1200 x 600 pixels: left, horizontal bars of findings
-    per category labelled with their counts; right, one panel per currency with the absolute
-    difference per category on its own scale. Without findings, a card that says so."""
+    """`outcome`'s chart as PNG bytes, `WIDTH_PX` wide and as tall as its rows need, drawn to
+    be read inline at `DISPLAY_PX`: on top, horizontal bars of findings per category labelled
+    with their counts; under it, one panel per currency with the absolute difference per
+    category on its own scale. Without findings, a card that says so."""
     return render(chart_data(outcome))
 
 
 def render(data: ChartData) -> bytes:
     """Draw `data` (see `render_chart`) as PNG bytes."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    figure = Figure(figsize=(WIDTH_IN, HEIGHT_IN), dpi=DPI, facecolor=BACKGROUND)
-    FigureCanvasAgg(figure)
-    if data.total:
-        _draw_findings(figure, data)
-    else:
-        _draw_nothing(figure, data)
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=DPI, facecolor=BACKGROUND, metadata={"Software": None})
+    draw(data).savefig(
+        buffer, format="png", dpi=DPI, facecolor=BACKGROUND, metadata={"Software": None}
+    )
     return buffer.getvalue()
 
 
-def _draw_findings(figure: Any, data: ChartData) -> None:
-    """The counts panel and the currency panels, sharing the category rows."""
-    counts = _capped(data.counts)
-    names = list(counts)
-    shown = list(data.amounts)[:MAX_CURRENCY_PANELS]
-    hidden = len(data.amounts) - len(shown)
-    figure.set_layout_engine("constrained", w_pad=0.04, h_pad=0.04, wspace=0.02)
-    ratios = [2.2] + [1.0] * max(len(shown), 1)
-    axes = figure.subplots(1, len(ratios), sharey=True, gridspec_kw={"width_ratios": ratios})
-    rows = list(range(len(names)))
-    left = axes[0]
-    values = [counts[n] for n in names]
-    bars = left.barh(rows, values, color=COUNT_COLOUR, height=0.7)
-    left.bar_label(bars, labels=[f"{v:,}" for v in values], padding=2, fontsize=6.5, color=INK)
-    left.set_yticks(rows, [_plain(n, MAX_LABEL) for n in names], fontsize=6.5, color=INK)
-    left.invert_yaxis()
-    left.set_xlim(0, max(values) * 1.18)
-    _style(left, "Findings per category")
-    for index, currency in enumerate(shown):
-        axis = axes[index + 1]
-        per_category = _capped_amounts(data.amounts[currency], names)
-        amounts = [float(per_category.get(n, 0)) for n in names]
-        colour = AMOUNT_COLOURS[index % len(AMOUNT_COLOURS)]
-        drawn = axis.barh(rows, amounts, color=colour, height=0.7)
-        labels = [_compact(per_category[n]) if n in per_category else "" for n in names]
-        axis.bar_label(drawn, labels=labels, padding=2, fontsize=6, color=INK)
-        axis.set_xlim(0, max(amounts) * 1.45)
-        axis.tick_params(axis="y", length=0)
-        _style(axis, _plain(currency, 12))
-    if not shown:
-        axes[1].text(
-            0.5,
-            0.5,
-            "No amounts:\nthese findings\nconcern no\ndifference in money",
-            ha="center",
-            va="center",
-            fontsize=7,
-            color=MUTED,
-            transform=axes[1].transAxes,
+def draw(data: ChartData) -> Any:
+    """The chart of `data` as a matplotlib Figure (what `render` saves), so a test can measure
+    its texts: every one is at least `MIN_TEXT_PX` high at the displayed width."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    card = _Card(data)
+    size = (WIDTH_PX / DPI, round(card.height * SCALE) / DPI)
+    figure = Figure(figsize=size, dpi=DPI, facecolor=BACKGROUND)
+    FigureCanvasAgg(figure)
+    card.draw(figure)
+    return figure
+
+
+def _pt(px: float) -> float:
+    """Points of a font that is `px` high at the displayed width."""
+    return px * SCALE * 72 / DPI
+
+
+def _lines(text: str, px: float) -> list[str]:
+    """`text` wrapped to the card's width in a font `px` high (0.6 em a character, generous
+    for DejaVu Sans, so no line runs off the card)."""
+    return textwrap.wrap(text, int((DISPLAY_PX - 2 * PAD_PX) / (0.6 * px))) or [""]
+
+
+def _many(count: int, one: str, more: str) -> str:
+    """`3 currencies`, `1 category`."""
+    return f"{count:,} {one if count == 1 else more}"
+
+
+class _Card:
+    """Where everything goes, in displayed pixels from the top: the heading, the counts panel,
+    one panel per shown currency (its categories with an amount only), and the note. Without
+    findings, the card that says so."""
+
+    def __init__(self, data: ChartData) -> None:
+        self.empty = not data.total
+        self.counts = _capped(data.counts)
+        names = list(self.counts)
+        shown = list(data.amounts)[:MAX_CURRENCY_PANELS]
+        self.panels: list[tuple[str, dict[str, Decimal]]] = []
+        for currency in shown:
+            per_category = _capped_amounts(data.amounts[currency], names)
+            rows = {n: per_category[n] for n in names if per_category.get(n)}
+            if rows:
+                self.panels.append((currency, rows))
+        which = f"{data.investigation_id} · revision {data.revision}"
+        self.heading = _lines(which, HEADING_PX)
+        if self.empty:
+            said = f"{which}: 0 findings, so there is nothing to chart."
+            self.heading, self.note = ["No findings"], _lines(said, TEXT_PX)
+            return
+        self.heading += _lines(
+            f"{_many(data.total, 'finding', 'findings')} in "
+            f"{_many(len(data.counts), 'category', 'categories')} · amounts in "
+            f"{_many(len(data.amounts), 'currency', 'currencies')}",
+            TEXT_PX,
         )
-        _style(axes[1], "Amounts")
-        axes[1].set_xticks([])
-    figure.suptitle(
-        _plain(
-            f"{data.investigation_id} · revision {data.revision} · {data.total:,} findings in "
-            f"{len(data.counts)} categories · amounts in {len(data.amounts)} currencies"
-        ),
-        fontsize=9,
-        fontweight="bold",
-        color=INK,
-    )
-    note = "Right: absolute difference between expected and found, one scale per currency."
-    if hidden:
-        note += (
-            f" {hidden} more {'currency' if hidden == 1 else 'currencies'} in the exceptions file."
+        note = (
+            "Amounts: the absolute difference between expected and found, each currency on "
+            "its own scale."
+            if self.panels
+            else "No amounts: these findings concern no difference in money."
         )
-    figure.supxlabel(note, fontsize=6, color=MUTED)
+        hidden = len(data.amounts) - len(shown)
+        if hidden:
+            note += f" {_many(hidden, 'more currency', 'more currencies')} in the exceptions file."
+        self.note = _lines(note, MIN_TEXT_PX)
+
+    @property
+    def height(self) -> float:
+        """The card's height in displayed pixels."""
+        if self.empty:
+            return 2 * PAD_PX + 50 + LINE_PX * len(self.note) + 40
+        rows = len(self.counts) + sum(len(rows) for _, rows in self.panels)
+        panels = 1 + len(self.panels)
+        lines = len(self.heading) + len(self.note)
+        return 2 * PAD_PX + lines * LINE_PX + panels * (LINE_PX + 4 + GAP_PX) + rows * ROW_PX
+
+    def draw(self, figure: Any) -> None:
+        """Draw the card on `figure` (`WIDTH_PX` by `self.height` displayed pixels, scaled)."""
+        if self.empty:
+            self._text(
+                figure, PAD_PX + 20, "No findings", 30, bold=True, colour=COUNT_COLOUR, centre=True
+            )
+            for number, line in enumerate(self.note):
+                self._text(figure, PAD_PX + 80 + number * LINE_PX, line, TEXT_PX, centre=True)
+            return
+        top = PAD_PX
+        for number, line in enumerate(self.heading):
+            self._text(figure, top, line, HEADING_PX if number == 0 else TEXT_PX, bold=not number)
+            top += LINE_PX
+        left = PAD_PX + self._label_width(figure) + 8
+        counts = {name: Decimal(count) for name, count in self.counts.items()}
+        panels = [
+            ("Findings per category", COUNT_COLOUR, counts, [f"{c:,}" for c in counts.values()])
+        ]
+        for index, (currency, rows) in enumerate(self.panels):
+            title = f"Amount in {_cut(currency, 12)} per category"
+            colour = AMOUNT_COLOURS[index % len(AMOUNT_COLOURS)]
+            panels.append((title, colour, rows, [_compact(a) for a in rows.values()]))
+        for title, colour, rows, labels in panels:
+            top += GAP_PX
+            self._text(figure, top, title, TITLE_PX, bold=True)
+            top += LINE_PX + 4
+            box = len(rows) * ROW_PX
+            width = (DISPLAY_PX - PAD_PX - left) / DISPLAY_PX
+            bottom = 1 - (top + box) / self.height
+            axis = figure.add_axes((left / DISPLAY_PX, bottom, width, box / self.height))
+            _bars(axis, rows, colour, labels)
+            top += box
+        top += GAP_PX
+        for line in self.note:
+            self._text(figure, top, line, MIN_TEXT_PX, colour=MUTED)
+            top += LINE_PX
+
+    def _label_width(self, figure: Any) -> float:
+        """The widest category label, in displayed pixels (measured, as drawn)."""
+        renderer = figure.canvas.get_renderer()
+        widest = 0.0
+        for name in self.counts:
+            probe = figure.text(0, 0, _plain(name, MAX_LABEL), fontsize=_pt(TEXT_PX))
+            widest = max(widest, probe.get_window_extent(renderer).width / SCALE)
+            probe.remove()
+        return min(widest, DISPLAY_PX / 2)
+
+    def _text(
+        self,
+        figure: Any,
+        top: float,
+        text: str,
+        px: float,
+        *,
+        bold: bool = False,
+        colour: str = INK,
+        centre: bool = False,
+    ) -> None:
+        """A line of text `px` high whose top is `top` displayed pixels below the card's."""
+        figure.text(
+            0.5 if centre else PAD_PX / DISPLAY_PX,
+            1 - top / self.height,
+            _plain(text),
+            fontsize=_pt(px),
+            fontweight="bold" if bold else "normal",
+            color=colour,
+            va="top",
+            ha="center" if centre else "left",
+        )
 
 
-def _draw_nothing(figure: Any, data: ChartData) -> None:
-    """A card saying there is nothing to draw (rather than empty axes)."""
-    figure.text(
-        0.5,
-        0.58,
-        "No findings",
-        ha="center",
-        va="center",
-        fontsize=28,
-        fontweight="bold",
-        color=COUNT_COLOUR,
-    )
-    figure.text(
-        0.5,
-        0.38,
-        _plain(
-            f"{data.investigation_id} · revision {data.revision}: 0 findings, "
-            "so there is nothing to chart."
-        ),
-        ha="center",
-        va="center",
-        fontsize=9,
-        color=INK,
-    )
-
-
-def _style(axis: Any, title: str) -> None:
-    """Dark text on white, a light grid, no box: the same look in every panel."""
+def _bars(axis: Any, rows: dict[str, Decimal], colour: str, labels: list[str]) -> None:
+    """One panel: a bar per row, labelled with its value, on the panel's own scale (room is
+    left right of the longest bar for its label); no ticks, the labels say the values."""
+    places = list(range(len(rows)))
+    amounts = [float(v) for v in rows.values()]
+    drawn = axis.barh(places, amounts, color=colour, height=0.72)
+    axis.bar_label(drawn, labels=labels, padding=3, fontsize=_pt(TEXT_PX), color=INK)
+    axis.set_yticks(places, [_plain(n, MAX_LABEL) for n in rows], fontsize=_pt(TEXT_PX))
+    axis.set_ylim(len(rows) - 0.5, -0.5)
+    width = axis.get_position().width * DISPLAY_PX
+    room = 7 * TEXT_PX * 0.6 + 6
+    axis.set_xlim(0, max(amounts) * width / max(width - room, width / 2))
     axis.set_facecolor(BACKGROUND)
-    axis.set_title(title, fontsize=7.5, color=INK, fontweight="bold")
-    axis.tick_params(axis="x", labelsize=5.5, colors=MUTED)
-    axis.tick_params(axis="y", colors=INK)
-    axis.grid(axis="x", color=GRID, linewidth=0.5)
-    axis.set_axisbelow(True)
-    for side in ("top", "right", "left"):
+    axis.tick_params(axis="y", length=0, colors=INK, pad=6)
+    axis.set_xticks([])
+    for side in ("top", "right", "bottom"):
         axis.spines[side].set_visible(False)
-    axis.spines["bottom"].set_color(GRID)
-    axis.xaxis.set_major_formatter(_tick_formatter())
-    axis.locator_params(axis="x", nbins=3)
-
-
-def _tick_formatter() -> Any:
-    """Axis ticks written as the bar labels are (`12k`, `1.5M`)."""
-    from matplotlib.ticker import FuncFormatter
-
-    return FuncFormatter(lambda value, _: _compact(Decimal(str(value))) if value else "0")
+    axis.spines["left"].set_color(GRID)
 
 
 def _capped(counts: dict[str, int]) -> dict[str, int]:
@@ -294,11 +368,15 @@ def _compact(amount: Decimal) -> str:
     return f"{value:.3g}"
 
 
+def _cut(text: str, limit: int) -> str:
+    """`text` cut to `limit` characters (values from files can be anything long)."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _plain(text: str, limit: int = MAX_LABEL * 4) -> str:
     """Text drawn as it is: cut to `limit` characters, and `$` escaped so a currency such as
-    `$` never starts matplotlib's math mode."""
-    cut = text if len(text) <= limit else text[: limit - 1] + "…"
-    return cut.replace("$", r"\$")
+    `$` never starts matplotlib's math mode (every text is escaped once, where it is drawn)."""
+    return _cut(text, limit).replace("$", r"\$")
 
 
 def _int(value: object) -> int:

@@ -127,7 +127,10 @@ class LocalWorkspace:
     def share(
         self, user: str, drafts: Sequence[str], *, text: str = "", thread_ts: str | None = None
     ) -> Message:
-        """Share uploaded drafts in the channel (or a thread) in one message, as Slack does."""
+        """Share uploaded drafts in the channel (or a thread) in one message, as Slack does:
+        a `message`/`file_share` event (with `thread_ts` in a thread) and a `file_shared`
+        event per file."""
+        thread_ts = self.thread(thread_ts)
         with self._lock:
             missing = [d for d in drafts if d not in self._drafts]
             if missing or not drafts:
@@ -136,9 +139,7 @@ class LocalWorkspace:
         logger.info("user=%s files=%s | files shared", user, len(files))
         said = self.as_typed(text)
         return self._delivered(
-            lambda: self.standin.post_files(
-                user, CHANNEL, files, text=said, thread_ts=thread_ts or None
-            )
+            lambda: self.standin.post_files(user, CHANNEL, files, text=said, thread_ts=thread_ts)
         )
 
     def share_demo(self, user: str) -> Message:
@@ -164,9 +165,20 @@ class LocalWorkspace:
             self._check(self._delivered(lambda: self.standin.command(user, CHANNEL, command, rest)))
             return None
         said = self.as_typed(text)
-        return self._delivered(
-            lambda: self.standin.say(user, CHANNEL, said, thread_ts=thread_ts or None)
-        )
+        thread_ts = self.thread(thread_ts)
+        return self._delivered(lambda: self.standin.say(user, CHANNEL, said, thread_ts=thread_ts))
+
+    def thread(self, thread_ts: str | None) -> str | None:
+        """The `thread_ts` of a reply in the thread of message `thread_ts`: its root's ts, as
+        Slack's client sends it, whichever message of the thread was named (None: no thread).
+        A message that is not in the channel is a PageError, before anything is posted."""
+        if not thread_ts:
+            return None
+        try:
+            named = self.standin.workspace.message(CHANNEL, thread_ts)
+        except KeyError:
+            raise PageError("That thread is gone.", 404) from None
+        return named.thread_ts or named.ts
 
     def as_typed(self, text: str) -> str:
         """What Slack's client sends for typed text: `&`, `<` and `>` as entities, and

@@ -27,6 +27,7 @@ STATIC = {
     "index.html": "text/html; charset=utf-8",
     "app.js": "text/javascript; charset=utf-8",
     "blockkit.js": "text/javascript; charset=utf-8",
+    "composer.js": "text/javascript; charset=utf-8",
     "mrkdwn.js": "text/javascript; charset=utf-8",
     "style.css": "text/css; charset=utf-8",
 }

@@ -1,8 +1,9 @@
 """A person in the browser against the local workspace and the real bot: the demo pair, the
 approval message drawn from the bot's Block Kit, Approve through its confirm dialog, the
-results and the exceptions CSV (the same bytes as the terminal's), a question in the thread,
-Edit mapping and Reject through their modals, and the four-eyes refusals, each shown to the
-person who clicked alone."""
+results with their chart shown as wide as it reads and the exceptions CSV (the same bytes as
+the terminal's), a question in the thread, Edit mapping and Reject through their modals (each
+field labelled once, every hint whole), and the four-eyes refusals, each shown to the person
+who clicked alone."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from bot import charts
 from bot.slack_cli import LocalRun
 from tests.support.cli import reconbot
 
@@ -53,6 +55,27 @@ def approve(page: Any, request: Any) -> None:
     expect(dialog).to_have_count(0)
 
 
+def said_whole(modal: Any, local: LocalRun) -> None:
+    """Each input of the open modal is shown as Slack shows it: its label once (then
+    `(optional)` once, when it may be left empty) and its hint whole; no text of the modal is
+    cut by the page or runs out of it."""
+    view = local.workspace.standin.workspace.views[modal.get_attribute("data-view-id")]
+    inputs = [block for block in view["blocks"] if block["type"] == "input"]
+    assert inputs
+    for block in inputs:
+        shown = modal.locator(f".bk-input-block[data-block-id='{block['block_id']}']")
+        optional = " (optional)" if block.get("optional") else ""
+        expect(shown.locator(".bk-label")).to_have_text(block["label"]["text"] + optional)
+        if block.get("hint"):
+            expect(shown.locator(".bk-hint")).to_have_text(block["hint"]["text"])
+    cut = modal.evaluate(
+        "form => [...form.querySelectorAll('.modal-body, .modal-body *, .dialog-title')]"
+        ".filter(node => node.scrollWidth > node.clientWidth + 1 && node.tagName !== 'SELECT')"
+        ".map(node => node.className + ': ' + node.textContent.slice(0, 60))"
+    )
+    assert cut == [], "text cut or running out of the modal"
+
+
 def use_demo_files(page: Any) -> Any:
     """Share the demo pair and wait for the approval request in its thread."""
     page.get_by_role("button", name="Use demo files").click()
@@ -85,6 +108,31 @@ def save(page: Any, name: str, first: Any, last: Any | None = None) -> None:
     page.set_viewport_size(VIEWPORT)
 
 
+def chart_shown_readable(page: Any, chart: Any) -> None:
+    """The results' chart is shown inline at least as wide as it is drawn to be read at
+    (charts.DISPLAY_PX: its smallest text is then MIN_TEXT_PX high), within the thread, and
+    clicking it opens it full size."""
+    expect(chart).to_be_visible()
+    loaded = "img => img.complete && img.naturalWidth > 0"
+    page.wait_for_function(loaded, arg=chart.element_handle())
+    shown = chart.evaluate(
+        "img => ({width: img.getBoundingClientRect().width, natural: img.naturalWidth, "
+        "right: img.getBoundingClientRect().right, "
+        "pane: document.getElementById('thread-messages').getBoundingClientRect().right})"
+    )
+    assert shown["natural"] == charts.WIDTH_PX
+    assert shown["width"] >= charts.DISPLAY_PX, f"the chart is shown {shown['width']} px wide"
+    assert shown["width"] / shown["natural"] >= charts.DISPLAY_PX / charts.WIDTH_PX
+    assert shown["right"] <= shown["pane"], "the chart fits in the thread"
+    with page.context.expect_page() as opened:
+        chart.click()
+    full = opened.value
+    full.wait_for_load_state()
+    assert "/local/files/" in full.url and full.url.endswith(".png")
+    assert full.evaluate("document.images[0].naturalWidth") == charts.WIDTH_PX
+    full.close()
+
+
 def test_the_demo_pair_approved_in_the_browser_gives_the_terminals_exceptions(
     page: Any, local: LocalRun, demo: Demo, tmp_path: Path
 ) -> None:
@@ -113,12 +161,9 @@ def test_the_demo_pair_approved_in_the_browser_gives_the_terminals_exceptions(
     expect(request).to_contain_text("Approved by @Bob")
     expect(request.locator("button")).to_have_count(0)
     card = thread(page).locator(".file-card", has_text="exceptions-")
-    if any(f.mimetype == "image/png" for f in local.workspace.standin.workspace.files.values()):
-        chart = thread(page).locator("img.file-image").first
-        expect(chart).to_be_visible()
-        loaded = "img => img.complete && img.naturalWidth > 0"
-        page.wait_for_function(loaded, arg=chart.element_handle())
     exceptions = page.locator(".file-card", has_text="exceptions-")
+    expect(card).to_be_visible()
+    chart_shown_readable(page, thread(page).locator(".message", has=exceptions).locator("img"))
     save(page, "results.png", results, thread(page).locator(".message", has=exceptions))
 
     with page.expect_download() as download:
@@ -155,6 +200,7 @@ def test_edit_mapping_in_its_modal_makes_a_new_request_and_the_old_one_refuses(
     request.locator("button[data-action-id=edit_mapping]").click()
     modal = page.locator("form.modal")
     expect(modal.locator(".dialog-title")).to_have_text("Edit the mapping")
+    said_whole(modal, local)
     customer = modal.locator("select[data-block-id='orders.customer']")
     expect(customer).to_be_visible()
     customer.select_option(label="Lineitem name")
@@ -208,6 +254,7 @@ def test_reject_asks_for_a_reason_in_its_modal(page: Any, local: LocalRun, demo:
     request.locator("button[data-action-id=reject]").click()
     modal = page.locator("form.modal")
     expect(modal.locator(".dialog-title")).to_have_text("Reject the request")
+    said_whole(modal, local)
     modal.locator(".modal-submit").click()
     expect(modal.locator(".bk-error")).to_have_text("Please complete this required field.")
     modal.locator("textarea").fill("wrong month <exported> & sent")

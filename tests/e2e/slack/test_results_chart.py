@@ -10,6 +10,7 @@ from typing import Any
 
 from PIL import Image
 
+from bot import charts
 from tests.standins.slack import SlackStandIn
 
 from .conftest import (
@@ -44,7 +45,7 @@ def test_after_an_approval_the_thread_shows_the_findings_chart(
     png: bytes = chart.content
     assert png.startswith(PNG_SIGNATURE)
     image = Image.open(io.BytesIO(png))
-    assert image.format == "PNG" and image.size == (1200, 600)
+    assert image.format == "PNG" and image.width == charts.WIDTH_PX
 
     asked = standin.workspace.calls_to("files.getUploadURLExternal")
     [described] = [a for a in asked if str(a.get("filename", "")).endswith(".png")]

@@ -6,6 +6,7 @@
 (function () {
   const { el, render: renderBlocks, values: viewValues } = window.BlockKit;
   const M = window.Mrkdwn;
+  const { size } = window.Composer;
   const POLL_MS = 500;
 
   const page = {
@@ -16,7 +17,7 @@
     opened: false,
     dismissed: new Set(),
     modalKey: "",
-    pending: [],
+    composers: { channel: null, thread: null },
     polling: false,
     caches: { channel: new Map(), thread: new Map() },
   };
@@ -34,15 +35,6 @@
     if (!answer.ok || found.ok === false) throw new Error(found.error || "Something went wrong.");
     setTimeout(poll, 50);
     return found;
-  }
-
-  async function upload(file) {
-    const answer = await fetch("/local/upload?name=" + encodeURIComponent(file.name), {
-      method: "POST", headers: { "X-Reconbot-Local": "1" }, body: file,
-    });
-    const found = await answer.json();
-    if (!answer.ok) throw new Error(found.error || "The upload failed.");
-    return found.draft;
   }
 
   async function poll() {
@@ -112,17 +104,11 @@
     return el("time", { className: "time", text: when.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }) });
   }
 
-  function size(bytes) {
-    if (bytes < 1024) return bytes + " B";
-    if (bytes < 1 << 20) return (bytes / 1024).toFixed(0) + " kB";
-    return (bytes / (1 << 20)).toFixed(1) + " MB";
-  }
-
   function fileNode(file) {
     if (file.image) {
       return el("div", { className: "file file-picture", "data-file-id": file.id }, [
         el("div", { className: "file-caption", text: file.title }),
-        el("a", { href: file.url, target: "_blank", rel: "noopener" }, [
+        el("a", { href: file.url, target: "_blank", rel: "noopener", title: "Open full size" }, [
           el("img", { className: "file-image", src: file.url, alt: file.title }),
         ]),
       ]);
@@ -222,6 +208,7 @@
   }
 
   function openThread(ts) {
+    if (ts !== page.thread) page.composers.thread.clear();  // files meant for another thread
     page.thread = ts;
     page.scrollDown = true;
     if (page.data) draw();
@@ -302,46 +289,37 @@
     }
   }
 
-  function addFiles(files) {
-    for (const file of files) page.pending.push(file);
-    drawPending();
-  }
-
-  function drawPending() {
-    $("pending-files").replaceChildren(...page.pending.map((file, index) =>
-      el("span", { className: "pending-file" }, [
-        el("span", { text: file.name + " · " + size(file.size) }),
-        el("button", { type: "button", "aria-label": "Remove " + file.name, text: "×",
-          onclick: () => { page.pending.splice(index, 1); drawPending(); } }),
-      ])));
+  // Post what a composer holds: its files with the text (uploaded, then shared in one
+  // message, as Slack does), or the text alone; in the thread `thread` when there is one.
+  async function deliver(composer, text, thread) {
+    const files = composer.files();
+    if (!files.length && !text.trim()) return null;
+    const where = thread ? { thread_ts: thread } : {};
+    const answer = await attempt(async () => files.length
+      ? post("/local/share", { drafts: await window.Composer.drafts(files), text, ...where })
+      : post("/local/say", { text, ...where }));
+    if (answer) composer.sent(files);
+    return answer && { ...answer, shared: files.length > 0 };
   }
 
   async function send(event) {
     event.preventDefault();
     const box = $("composer-text");
-    const text = box.value;
-    const files = page.pending.slice();
-    if (!files.length && !text.trim()) return;
     $("composer-send").disabled = true;
-    const answer = await attempt(async () => {
-      if (!files.length) return post("/local/say", { text });
-      const drafts = [];
-      for (const file of files) drafts.push(await upload(file));
-      return post("/local/share", { drafts, text });
-    });
+    const answer = await deliver(page.composers.channel, box.value, null);
     $("composer-send").disabled = false;
     if (!answer) return;
     box.value = "";
-    page.pending = [];
-    drawPending();
-    if (files.length && answer.ts) openThread(answer.ts);
+    if (answer.shared && answer.ts) openThread(answer.ts);
   }
 
   async function reply(event) {
     event.preventDefault();
     const box = $("reply-text");
-    if (!box.value.trim() || !page.thread) return;
-    const answer = await attempt(() => post("/local/say", { text: box.value, thread_ts: page.thread }));
+    if (!page.thread) return;
+    $("reply-send").disabled = true;
+    const answer = await deliver(page.composers.thread, box.value, page.thread);
+    $("reply-send").disabled = false;
     if (answer) { box.value = ""; page.scrollDown = true; }
   }
 
@@ -365,26 +343,26 @@
     $("composer-text").addEventListener("keydown", submitOnEnter($("composer")));
     $("reply-form").addEventListener("submit", reply);
     $("reply-text").addEventListener("keydown", submitOnEnter($("reply-form")));
-    $("file-input").addEventListener("change", (event) => { addFiles(event.target.files); event.target.value = ""; });
+    page.composers.channel = window.Composer.attach(
+      { input: $("file-input"), zone: $("channel-pane"), list: $("pending-files") });
+    page.composers.thread = window.Composer.attach(
+      { input: $("reply-file-input"), zone: $("thread-pane"), list: $("reply-pending") });
+    window.Composer.guard(document);
     $("demo-button").addEventListener("click", async () => {
       $("demo-button").disabled = true;
       const answer = await attempt(() => post("/local/demo", {}));
       $("demo-button").disabled = false;
       if (answer) openThread(answer.ts);
     });
-    $("thread-close").addEventListener("click", () => { page.thread = null; $("thread-pane").hidden = true; });
+    $("thread-close").addEventListener("click", () => {
+      page.thread = null;
+      page.composers.thread.clear();
+      $("thread-pane").hidden = true;
+    });
     document.addEventListener("keydown", (event) => {
       if (event.key !== "Escape") return;
       const open = document.querySelector("#confirm-root .deny") || document.querySelector("#modal-root .modal-cancel");
       if (open) open.click();
-    });
-    const zone = $("channel-pane");
-    zone.addEventListener("dragover", (event) => { event.preventDefault(); zone.classList.add("dragging"); });
-    zone.addEventListener("dragleave", () => zone.classList.remove("dragging"));
-    zone.addEventListener("drop", (event) => {
-      event.preventDefault();
-      zone.classList.remove("dragging");
-      addFiles(event.dataTransfer.files);
     });
     fetch("/local/state").then((r) => r.json()).then((found) => {
       if (!found.people) return;
