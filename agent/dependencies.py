@@ -29,6 +29,10 @@ class Progress(Protocol):
     """Told what a step is doing while it works, so a caller can show it (Slack's progress
     message, a line on a terminal's stderr)."""
 
+    def tool_started(self, name: str) -> None:
+        """The agent started the tool `name` (a long step: validating every row, reconciling)."""
+        ...
+
     def tool_done(self, name: str) -> None:
         """The agent finished the tool `name`."""
         ...

@@ -45,7 +45,8 @@ from agent.errors import CommandLineError, MappingError, ReconbotError
 from bot import slack_cli, workflow_cli
 from bot.composition import configured_policy
 from bot.config import Settings
-from bot.paths import output_file, output_folder, readable_file
+from bot.paths import nonempty_file, output_file, output_folder, readable_file
+from bot.terminal import STEP_WORDS, TerminalProgress
 from bot.terminal_text import cell, printable
 
 logger = logging.getLogger(__name__)
@@ -150,7 +151,8 @@ def _demo_data(args: argparse.Namespace) -> int:
     if args.rows < 1:
         raise CommandLineError(f"--rows {args.rows}: write at least one order")
     out = output_folder(args.out, option="--out")
-    truth = generate(args.rows, out, seed=args.seed)
+    with TerminalProgress().step(f"writing {args.rows:,} demo orders and their payments…"):
+        truth = generate(args.rows, out, seed=args.seed)
     print(f"wrote {out / 'orders.csv'}, {out / 'payments.csv'}, {out / 'truth.json'}")
     print(json.dumps(truth["findings"], indent=2))
     return EXIT_OK
@@ -162,8 +164,10 @@ def _inspect(args: argparse.Namespace) -> int:
         keep = [*inputs, *Settings().state_paths()]
         args.save_mapping = output_file(args.save_mapping, option="--save-mapping", keep=keep)
     policy = configured_policy(Settings())  # configuration first: a bad policy file stops here
-    samples = [inspect_csv(p, p.name) for p in inputs]
-    proposal = infer_mapping(*samples, vocabulary=policy.vocabulary())
+    progress = TerminalProgress()
+    with progress.step(STEP_WORDS["inspect_datasets"]):
+        samples = [inspect_csv(p, p.name) for p in inputs]
+        proposal = infer_mapping(*samples, vocabulary=policy.vocabulary())
     report: ValidationReport | None = None
     mapping = proposal.mapping
     if mapping is not None:
@@ -173,13 +177,16 @@ def _inspect(args: argparse.Namespace) -> int:
             Role.PAYMENTS: (paths[proposal.payments.file_name], proposal.payments.file_name),
         }
         # The id reading the files show is taken as the bot takes it (`take_evident`).
-        proposal, report = take_evident(
-            lambda given: infer_mapping(*samples, answers=given, vocabulary=policy.vocabulary()),
-            lambda chosen: validate_once(files, chosen, policy),
-            {},
-            proposal,
-            validate_once(files, mapping, policy),
-        )
+        with progress.step(STEP_WORDS["validate_mapping"]):
+            proposal, report = take_evident(
+                lambda given: infer_mapping(
+                    *samples, answers=given, vocabulary=policy.vocabulary()
+                ),
+                lambda chosen: validate_once(files, chosen, policy),
+                {},
+                proposal,
+                validate_once(files, mapping, policy),
+            )
         mapping = proposal.mapping
         if args.save_mapping and mapping is not None and report.ok:
             args.save_mapping.write_text(mapping.model_dump_json(indent=2) + "\n")
@@ -196,7 +203,7 @@ def _inspect(args: argparse.Namespace) -> int:
 def _reconcile(args: argparse.Namespace) -> int:
     settings = Settings()
     policy = configured_policy(settings)  # configuration first: a bad policy file stops here
-    orders, payments = (readable_file(path) for path in (args.orders, args.payments))
+    orders, payments = (nonempty_file(readable_file(p)) for p in (args.orders, args.payments))
     keep = [orders, payments, args.mapping, *settings.state_paths()]
     export = output_file(args.export, option="--export", keep=keep)
     mapping = _read_mapping(args.mapping)
@@ -204,7 +211,8 @@ def _reconcile(args: argparse.Namespace) -> int:
         Role.ORDERS: (orders, orders.name),
         Role.PAYMENTS: (payments, payments.name),
     }
-    result = run_job(files, mapping, policy, export)
+    with TerminalProgress().step("reading both files and reconciling…"):
+        result = run_job(files, mapping, policy, export)
     if args.json:
         summary = result.reconciliation.summary()
         document = {
@@ -350,12 +358,14 @@ def render_outcome(run: Reconciliation, digests: dict[Role, str]) -> str:
             f"({format_amount(cur.matched_total)} of {format_amount(cur.order_total)}); "
             f"{cur.captures:,} captures, {format_amount(cur.captured_total)}"
         )
-    top = run.findings(limit=5)
+    top = run.examples(5)
     if top:
-        lines.append("\nFirst findings:")
+        lines.append("\nExamples (the largest of each category first; the exceptions CSV has all):")
         for finding in top:
             where = "; ".join(
-                f"{e.file} rows {', '.join(map(str, e.rows[:5]))}" for e in finding.evidence
+                f"{e.file} rows {', '.join(map(str, e.rows[:5]))}"
+                + (f" and {len(e.rows) - 5:,} more" if len(e.rows) > 5 else "")
+                for e in finding.evidence
             )
             lines.append(
                 f"  {finding.category}: orders {', '.join(finding.order_ids) or '-'}, "

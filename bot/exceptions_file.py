@@ -1,43 +1,90 @@
 """Where a terminal user finds the exceptions CSV of an outcome: written to the file they named
-(`--export FILE`), or the stored file itself, so the terminal always says where it is."""
+(`--export FILE`), or else a copy kept under the cases home
+(`HOME/exceptions/exceptions-INV-…-rN.csv`), so the terminal always names a `.csv` file a person
+can open, never a blob's key."""
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import os
 import shutil
+import tempfile
 from pathlib import Path
 
 from agent.domain import Outcome
 from agent.errors import ReconbotError
 from agent.usecases import UseCases
 from bot.config import Settings
+from bot.paths import kept_exceptions_file
 
 logger = logging.getLogger(__name__)
+
+_CHUNK = 1 << 20
 
 
 def locate_exceptions(
     service: UseCases, settings: Settings, outcome: Outcome, export: Path | None
 ) -> str | None:
     """Write the outcome's exceptions CSV to `export` when given; return where a person reads
-    it (that path, else where it is stored), None if the outcome has none. Never raises: the
-    outcome is saved whatever happens to the copy, so a failure is said beside where it is."""
+    it (that file, else a copy kept under the cases home), None if the outcome has none.
+
+    Never raises: the outcome is saved whatever happens to a copy, so a failure is said beside
+    where the file is (the kept copy, or the file store when even that cannot be written)."""
     if outcome.export_digest is None:
         return None
-    kept = f"{outcome.export_digest} in {settings.blob_url} (add --export FILE for a copy)"
-    local = settings.blob_url.startswith("file://")
-    if export is None and not local:
-        return kept  # never downloaded just to be named
+    failed = ""
+    if export is not None:
+        try:
+            with service.queries.exceptions_file(outcome) as stored:
+                assert stored is not None
+                shutil.copyfile(stored, export)
+            return str(export)
+        except (OSError, ReconbotError) as error:
+            failed = f" (not written to {export}: {_why(outcome, export, error)})"
+    kept = kept_exceptions_file(settings.state_home, outcome)
     try:
-        with service.queries.exceptions_file(outcome) as stored:
-            assert stored is not None
-            if local:
-                kept = str(stored)
-            if export is None:
-                return kept
-            shutil.copyfile(stored, export)
-        return str(export)
+        if not _holds(kept, outcome.export_digest):  # else kept earlier: the same bytes
+            with service.queries.exceptions_file(outcome) as stored:
+                assert stored is not None
+                _copy_whole(stored, kept)
+        return f"{kept}{failed}"
     except (OSError, ReconbotError) as error:
-        logger.warning("export=%s | exceptions CSV not written or read: %s", export, error)
-        why = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
-        target = f"not written to {export}" if export is not None else "not readable"
-        return f"{kept} ({target}: {why})"
+        store = f"{outcome.export_digest} in {settings.blob_url}"
+        return f"{store}{failed} (not written to {kept}: {_why(outcome, kept, error)})"
+
+
+def _why(outcome: Outcome, target: Path, error: OSError | ReconbotError) -> str:
+    """Log why a copy failed; the reason in a few words for the person."""
+    logger.warning(
+        "investigation=%s target=%s | exceptions CSV not written or read: %s",
+        outcome.investigation_id,
+        target,
+        error,
+    )
+    return error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+
+
+def _holds(path: Path, digest: str) -> bool:
+    """Whether `path` is a file whose bytes have `digest` (`sha256:…`)."""
+    if not path.is_file():
+        return False
+    sha = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(_CHUNK):
+            sha.update(chunk)
+    return f"sha256:{sha.hexdigest()}" == digest
+
+
+def _copy_whole(source: Path, target: Path) -> None:
+    """Copy `source` to `target` so that `target` is never seen half written: a temporary file
+    in the same folder takes the name once complete."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=".", suffix=".part")
+    os.close(handle)
+    try:
+        shutil.copyfile(source, temporary)
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

@@ -1,13 +1,24 @@
 """Paths named on the command line, checked before any work: a file to read, a file to write,
-a folder to fill. Each problem is one sentence naming the path (`CommandLineError`)."""
+a folder to fill. Each problem is one sentence naming the path (`CommandLineError`, or
+`EmptyFileError` for an input with nothing in it). And where a terminal keeps its copies of
+the exceptions CSVs, under the cases home."""
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from agent.errors import CommandLineError
+from agent.domain import Outcome
+from agent.errors import CommandLineError, EmptyFileError
+
+EMPTY_CHECK_BYTES = 64 << 10
+"""How much of an input is looked at to tell that it holds nothing (blank lines at most)."""
+_BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
+EXCEPTIONS_FOLDER = "exceptions"
+"""The folder of the cases home holding `exceptions-INV-…-rN.csv`, one per outcome."""
+_SAFE_NAME = re.compile(r"[A-Za-z0-9_.-]+")
 
 
 def readable_file(path: Path) -> Path:
@@ -21,6 +32,41 @@ def readable_file(path: Path) -> Path:
     if not os.access(path, os.R_OK):
         raise CommandLineError(f"{path} cannot be read (permission denied)")
     return path
+
+
+def nonempty_file(path: Path) -> Path:
+    """`path` unless it holds nothing to read: no bytes, or only blank lines (after a byte
+    order mark), which raises `EmptyFileError` naming the file, before any work starts. A file
+    with only a header is left to the read, which says so. A pipe is not looked into (its bytes
+    would be gone)."""
+    if not path.is_file():
+        return path
+    with path.open("rb") as handle:
+        head = handle.read(EMPTY_CHECK_BYTES + 1)
+    if len(head) > EMPTY_CHECK_BYTES:
+        return path
+    text = head
+    for bom in _BOMS:
+        if text.startswith(bom):
+            text = text.removeprefix(bom)
+            if bom != _BOMS[0]:  # UTF-16: a blank line is a newline and a zero byte
+                text = text.replace(b"\x00", b"")
+            break
+    if text.strip():
+        return path
+    what = "0 bytes" if not head else "only blank lines"
+    raise EmptyFileError(
+        f"the file is empty ({what}); there is nothing in it to reconcile", file_name=str(path)
+    )
+
+
+def kept_exceptions_file(home: Path, outcome: Outcome) -> Path:
+    """Where a terminal keeps its copy of an outcome's exceptions CSV, so the path it prints
+    is a `.csv` file a person can open: `HOME/exceptions/exceptions-INV-…-rN.csv` (the name
+    the thread's upload has; never a path out of that folder, whatever the id)."""
+    name = outcome.exceptions_file_name
+    safe = name if _SAFE_NAME.fullmatch(name) else f"exceptions-case-r{outcome.revision}.csv"
+    return home / EXCEPTIONS_FOLDER / safe
 
 
 def output_file(path: Path, *, option: str, keep: Iterable[Path] = ()) -> Path:

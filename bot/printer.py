@@ -19,7 +19,7 @@ from bot.readings import (
     routine_line,
     shown_reading,
 )
-from bot.status_text import render_outcome
+from bot.status_text import exceptions_line, render_outcome
 from bot.terminal_text import cell, printable
 
 
@@ -47,7 +47,7 @@ class Printer:
         where = self.locate(outcome)
         text = render_outcome(outcome)
         if where is not None:
-            text += f"\nExceptions CSV ({outcome.export_rows:,} rows): {where}"
+            text += "\n" + exceptions_line(outcome, where)
         self.emit({**outcome_document(outcome), "exceptions_csv": where}, text)
 
     def refusal(self, error: ApprovalRefusedError) -> None:

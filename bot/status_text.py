@@ -12,8 +12,9 @@ SHORT_DIGEST = 19
 """`sha256:` and the first 12 hex digits of a digest."""
 
 
-def render_status(report: InvestigationStatusReport) -> str:
-    """Everything saved about an investigation, as a person reads it in a terminal."""
+def render_status(report: InvestigationStatusReport, exceptions_csv: str | None = None) -> str:
+    """Everything saved about an investigation, as a person reads it in a terminal; with
+    `exceptions_csv`, where its outcome's exceptions CSV is (as `investigate` printed it)."""
     inv = report.investigation
     lines = [
         f"{inv.id}: {inv.status.value}, revision {inv.revision}, requested by {inv.requested_by}"
@@ -35,6 +36,8 @@ def render_status(report: InvestigationStatusReport) -> str:
         )
     if report.outcome is not None:
         lines.append(render_outcome(report.outcome))
+        if exceptions_csv is not None:
+            lines.append(exceptions_line(report.outcome, exceptions_csv))
     elif any(s.status is PauseStatus.PENDING for s in report.pauses):
         lines.append("  awaiting a decision")
     lines.extend(render_trace(report))
@@ -72,6 +75,11 @@ def render_trace(report: InvestigationStatusReport) -> list[str]:
             + (f", policy {bound.policy_version[:SHORT_DIGEST]}" if bound.policy_version else "")
         )
     return lines
+
+
+def exceptions_line(outcome: Outcome, where: str) -> str:
+    """Where the outcome's exceptions CSV is, in the words the terminal prints after reconciling."""
+    return f"Exceptions CSV ({outcome.export_rows:,} rows): {where}"
 
 
 def render_outcome(outcome: Outcome) -> str:

@@ -25,10 +25,10 @@ from agent.usecases.common import Upload
 from bot.composition import Runtime, build_runtime, migrate_database
 from bot.config import Settings
 from bot.exceptions_file import locate_exceptions
-from bot.paths import output_file, readable_file
+from bot.paths import nonempty_file, output_file, readable_file
 from bot.printer import Printer
 from bot.status_text import render_status
-from bot.terminal import TerminalProgress, terminal_identity
+from bot.terminal import STEP_WORDS, TerminalProgress, terminal_identity
 from bot.terminal_text import printable
 
 EXIT_OK, EXIT_FAILED, EXIT_REFUSED, EXIT_REJECTED = 0, 1, 2, 3
@@ -144,7 +144,7 @@ def investigate_files(
     orders: str | Path, payments: str | Path, *, as_json: bool, export: Path | None = None
 ) -> int:
     """Investigate two files in this terminal, deciding on stdin; returns the exit code."""
-    paths = [readable_file(Path(path)) for path in (orders, payments)]
+    paths = [nonempty_file(readable_file(Path(path))) for path in (orders, payments)]
     settings = Settings()
     if export is not None:
         export = output_file(export, option="--export", keep=[*paths, *settings.state_paths()])
@@ -153,11 +153,12 @@ def investigate_files(
     printer = Printer(as_json)
     printer.locate = partial(locate_exceptions, service, settings, export=export)
     user = terminal_identity()
-    with ExitStack() as stack:
+    progress = TerminalProgress()
+    with ExitStack() as stack, progress.step("reading the files…"):
         uploads = [
             Upload(stack.enter_context(open(path, "rb")), path.name, local=True) for path in paths
         ]
-        started = service.intake.start(uploads, requested_by=user, progress=TerminalProgress())
+        started = service.intake.start(uploads, requested_by=user, progress=progress)
     request = started.request
     assert request is not None
     printer.request(request)
@@ -224,7 +225,8 @@ def _decision_loop(service: UseCases, printer: Printer, request: ApprovalRequest
                 else:
                     request = done
             elif command == "ask":
-                answer = service.questions.ask(request.investigation_id, rest, actor=user)
+                with TerminalProgress().step("answering the question…"):
+                    answer = service.questions.ask(request.investigation_id, rest, actor=user)
                 printer.emit({"type": "answer", "text": answer.text}, answer.text)
                 if answer.request is not None:
                     request = answer.request
@@ -253,17 +255,20 @@ def _apply(
     """Decide `pause` (id, authorization) as `user`, printing the result: exit code, or edit."""
     pause_id, authorization = pause
     approver = Approver(user=user)
+    progress = TerminalProgress()
     if action == "approve":
-        printer.outcome(service.decisions.confirm(pause_id, authorization, approver))
+        with progress.step(STEP_WORDS["reconcile"]):
+            outcome = service.decisions.confirm(pause_id, authorization, approver)
+        printer.outcome(outcome)
         return EXIT_OK
     if action == "reject":
         state = service.decisions.reject(pause_id, authorization, approver, words)
         document = {"type": "rejected", "pause_id": pause_id, "reason": state.reason}
         printer.emit(document, f"Rejected: {state.reason}")
         return EXIT_REJECTED
-    request = service.decisions.edit(
-        pause_id, authorization, approver, parse_edit(words), progress=TerminalProgress()
-    )
+    answers = parse_edit(words)
+    with progress.step(STEP_WORDS["validate_mapping"]):
+        request = service.decisions.edit(pause_id, authorization, approver, answers, progress)
     printer.request(request)
     return request
 
@@ -302,10 +307,14 @@ def _status(args: argparse.Namespace) -> int:
         return _where(settings, as_json=args.json)
     service = _runtime(settings, agent=False, create=False, recover=False).service
     report = service.queries.status(args.investigation_id)
+    where = None
+    if report.outcome is not None:  # the copy `investigate` printed, kept (or made) again
+        where = locate_exceptions(service, settings, report.outcome, None)
     if args.json:
-        print(report.model_dump_json())
+        document = json.loads(report.model_dump_json())
+        print(json.dumps({**document, "exceptions_csv": where}, ensure_ascii=False))
         return EXIT_OK
-    print(printable(render_status(report)))
+    print(printable(render_status(report, where)))
     print(f"({settings.describe_state()})")
     return EXIT_OK
 

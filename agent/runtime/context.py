@@ -129,6 +129,7 @@ class InvestigationContext:
     pause: PauseSignal | None = None
     result: ReconcileResult | None = None
     on_tool_executed: Callable[[ToolExecution], None] | None = None
+    on_tool_started: Callable[[str], None] | None = None
     on_rows: RowProgress | None = None
     phase: str = ""
     invocation_id: str = ""

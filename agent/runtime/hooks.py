@@ -9,7 +9,13 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from strands.hooks import AfterToolCallEvent, AfterToolsEvent, HookProvider, HookRegistry
+from strands.hooks import (
+    AfterToolCallEvent,
+    AfterToolsEvent,
+    BeforeToolCallEvent,
+    HookProvider,
+    HookRegistry,
+)
 
 from agent.domain import ToolExecution
 from agent.runtime.context import STATE_KEY, InvestigationContext
@@ -21,7 +27,8 @@ class PauseAndTraceHook(HookProvider):
     """Records tool executions in the context's trace and stops the loop after a pause."""
 
     def register_hooks(self, registry: HookRegistry, **_: Any) -> None:
-        """Subscribe to the end of each tool call and of each tool batch."""
+        """Subscribe to the start and end of each tool call and the end of each tool batch."""
+        registry.add_callback(BeforeToolCallEvent, self.before_tool_call)
         registry.add_callback(AfterToolCallEvent, self.after_tool_call)
         registry.add_callback(AfterToolsEvent, self.after_tools)
 
@@ -29,6 +36,16 @@ class PauseAndTraceHook(HookProvider):
     def _context(state: dict[str, Any]) -> InvestigationContext | None:
         context = state.get(STATE_KEY)
         return context if isinstance(context, InvestigationContext) else None
+
+    def before_tool_call(self, event: BeforeToolCallEvent) -> None:
+        """Tell whoever shows progress which tool starts (a display never stops a tool)."""
+        context = self._context(event.invocation_state)
+        if context is None or context.on_tool_started is None:
+            return
+        try:
+            context.on_tool_started(str(event.tool_use.get("name", "")))
+        except Exception:
+            logger.exception("investigation=%s | progress display failed", context.investigation_id)
 
     def after_tool_call(self, event: AfterToolCallEvent) -> None:
         """Record one execution: tool use id, name, status and duration."""

@@ -125,6 +125,7 @@ class AgentTurns:
             samples=self.deps.samples,
             on_rows=progress.rows_read if progress is not None else None,
             on_tool_executed=executed,
+            on_tool_started=progress.tool_started if progress is not None else None,
             phase=phase,
             invocation_id=uuid.uuid4().hex,
         )

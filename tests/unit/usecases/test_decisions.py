@@ -469,6 +469,9 @@ def test_an_edited_request_cannot_be_approved_while_the_edit_is_being_made(
     class ApproveMeanwhile:
         """Progress that tries to approve the old request while the edit is being made."""
 
+        def tool_started(self, tool: str) -> None:
+            pass
+
         def tool_done(self, tool: str) -> None:
             if during:
                 return
