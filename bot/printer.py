@@ -86,6 +86,7 @@ def request_document(request: ApprovalRequest) -> dict[str, Any]:
         "warnings": list(request.warnings),
         "notes": list(request.notes),
         "routine": list(request.routine),
+        "provenance": list(request.provenance),
         "rows": dict(request.rows),
         "message": request.message,
     }
@@ -125,6 +126,7 @@ def render_request(request: ApprovalRequest) -> str:
             f"  {ref.role.value}: {cell(ref.name)} ({ref.size:,} bytes{shown}) {ref.digest[:19]}…"
         )
     lines.extend(_mapping_lines(request))
+    lines.extend(f"  made: {cell(line)}" for line in request.provenance)
     if request.mapping_digest:
         lines.append(f"  mapping digest {request.mapping_digest}")
     lines.append(f"  policy {request.policy_version}")
@@ -157,6 +159,9 @@ def _mapping_lines(request: ApprovalRequest) -> list[str]:
             lines.append(f"    {reading.role.value}.{reading.field:<16} <- {ASKED}")
         elif reading.column is not None:
             lines.append(_field_line(reading))
+        elif reading.required:
+            role = reading.role.value
+            lines.append(f"    {role}.{reading.field:<16} <- no column found (required)")
     for role, described in shown.items():
         if described is not None:
             lines.append(f"    {role.value} read as: {cell(describe_reading(described))}")

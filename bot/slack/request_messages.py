@@ -38,17 +38,19 @@ class RequestMessages:
     def post(self, request: ApprovalRequest) -> None:
         """Post a request with its buttons in its thread and remember the message."""
         assert request.channel is not None
-        ts = self.poster.post(request.channel, request.thread_ts, blocks.approval_message(request))
+        whole = not blocks.request_overflows(request) or self.attach_whole(request)
+        rendered = blocks.approval_message(request, whole_shown=whole)
+        ts = self.poster.post(request.channel, request.thread_ts, rendered)
         self.deliveries.remember_message(request.pause_id, ts)
-        if blocks.request_overflows(request):
-            self.attach_whole(request)
         state = self.queries.pause(request.pause_id)
         if state is not None and state.status is not PauseStatus.PENDING:
             self.show(state)  # it moved on (expired) before it was shown
 
-    def attach_whole(self, request: ApprovalRequest) -> None:
-        """Post the whole request as a text file in its thread, where its message says the
-        rest is: what is approved is all shown, when Slack's limits cut the message."""
+    def attach_whole(self, request: ApprovalRequest) -> bool:
+        """Post the whole request as a text file in its thread, before the message that says
+        the rest is there: what is approved is all shown, when Slack's limits cut the message.
+        False when Slack refused the file (logged with a reference): the message then holds
+        back Approve."""
         assert request.channel is not None
         name = blocks.request_file_name(request)
         try:
@@ -58,11 +60,12 @@ class RequestMessages:
                 name,
                 render_request(request) + "\n",
                 f"The whole of request {request.pause_id}: every line of its reading, notes "
-                "and questions (the message above could not hold them all).",
+                "and questions (the message below cannot hold them all).",
             )
         except SlackClientError:
-            ref = self.log_internal_error(f"attaching {name}")
-            self.post_internal_error(request.channel, request.thread_ts, ref)
+            self.log_internal_error(f"attaching {name}")
+            return False
+        return True
 
     def show(self, state: PauseState, line: str | None = None, newest: int | None = None) -> None:
         """Edit a request's message to `state`, without buttons."""

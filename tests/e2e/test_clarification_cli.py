@@ -7,20 +7,14 @@ and `Amount Captured` (one partial capture), as in `tests/unit/test_clarificatio
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.support.cli import reconbot
+from tests.support.cli import documents, reconbot
 from tests.unit.test_clarification_mapping import FORMATS, stripe_unified_payments
 
 QUESTION = "Which column of stripe_unified_payments.csv holds the captured_amount"
-
-
-def documents(output: str) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in output.splitlines() if line.strip()]
 
 
 @pytest.fixture(scope="module")

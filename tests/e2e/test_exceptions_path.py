@@ -21,7 +21,7 @@ from agent.domain import Outcome
 from agent.errors import StorageError
 from bot.config import Settings
 from bot.exceptions_file import locate_exceptions
-from tests.support.cli import reconbot
+from tests.support.cli import demo_folder, reconbot
 
 HOME = Path(".local", "share", "reconbot")
 WHERE = re.compile(r"^Exceptions CSV \(([\d,]+) rows\): (.+)$", re.M)
@@ -29,10 +29,7 @@ WHERE = re.compile(r"^Exceptions CSV \(([\d,]+) rows\): (.+)$", re.M)
 
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("exceptions")
-    made = reconbot("demo-data", "--rows", "2000", "--out", "demo", cwd=path)
-    assert made.returncode == 0, made.stderr
-    return path
+    return demo_folder(tmp_path_factory.mktemp("exceptions"), 2000)
 
 
 def named(output: str) -> tuple[int, Path]:

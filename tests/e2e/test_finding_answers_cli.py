@@ -8,16 +8,11 @@ import csv
 import json
 import re
 from pathlib import Path
-from typing import Any
 
-from tests.support.cli import reconbot
+from tests.support.cli import documents, reconbot
 
 QUESTION = "which orders were never paid?"
 LINE = re.compile(r"^- orders (\S+) \(orders\.csv row (\d+)\); expected ")
-
-
-def documents(output: str) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in output.splitlines() if line.strip()]
 
 
 def test_which_orders_were_never_paid_in_the_terminal(tmp_path: Path) -> None:

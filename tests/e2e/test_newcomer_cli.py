@@ -16,17 +16,12 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.support.cli import ROOT, reconbot
+from tests.support.cli import ROOT, demo_folder, documents, reconbot
 
 STATE = Path(".local", "share", "reconbot")
-
-
-def documents(output: str) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in output.splitlines() if line.strip()]
 
 
 def one_sentence(done: subprocess.CompletedProcess[str]) -> str:
@@ -39,10 +34,7 @@ def one_sentence(done: subprocess.CompletedProcess[str]) -> str:
 
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("newcomer")
-    made = reconbot("demo-data", "--rows", "2000", "--out", "demo", cwd=path)
-    assert made.returncode == 0, made.stderr
-    return path
+    return demo_folder(tmp_path_factory.mktemp("newcomer"), 2000)
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import fcntl
 import io
-import json
 import os
 import pty
 import struct
@@ -18,13 +17,12 @@ import sys
 import termios
 import threading
 from pathlib import Path
-from typing import Any
 
 import pytest
 from rich.console import Console
 
 from bot.terminal import TerminalProgress
-from tests.support.cli import ROOT, reconbot
+from tests.support.cli import ROOT, demo_folder, documents, reconbot
 
 TIMEOUT = 240
 
@@ -70,16 +68,9 @@ def on_terminal(*args: str, cwd: Path, stdin: str = "") -> tuple[int, str, str]:
     return process.returncode, out.decode(), b"".join(drawn).decode(errors="replace")
 
 
-def documents(output: str) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in output.splitlines() if line.strip()]
-
-
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("progress")
-    made = reconbot("demo-data", "--rows", "3000", "--out", "demo", cwd=path)
-    assert made.returncode == 0, made.stderr
-    return path
+    return demo_folder(tmp_path_factory.mktemp("progress"), 3000)
 
 
 def test_investigate_on_a_terminal_names_each_step_on_stderr_only(folder: Path) -> None:

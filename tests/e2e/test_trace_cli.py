@@ -8,13 +8,8 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
-from tests.support.cli import reconbot
-
-
-def documents(output: str) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in output.splitlines() if line.strip()]
+from tests.support.cli import documents, reconbot
 
 
 def test_status_shows_the_trace_of_a_pause_and_an_approval_in_separate_processes(

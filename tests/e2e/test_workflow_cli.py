@@ -17,22 +17,15 @@ import pytest
 
 from bot import terminal
 from storage.database import head_revision
-from tests.support.cli import os_identity, reconbot
+from tests.support.cli import demo_folder, documents, os_identity, reconbot
 
 STATE = Path(".local", "share", "reconbot")
 """Where the embedded defaults keep cases for a user whose HOME is the test's folder."""
 
 
-def documents(output: str) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in output.splitlines() if line.strip()]
-
-
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("cli")
-    made = reconbot("demo-data", "--rows", "3000", "--out", "demo", cwd=path)
-    assert made.returncode == 0, made.stderr
-    return path
+    return demo_folder(tmp_path_factory.mktemp("cli"), 3000)
 
 
 def test_investigate_approve_on_stdin_prints_request_then_outcome(folder: Path) -> None:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import pwd
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -41,3 +43,16 @@ def reconbot(
         env={**base, **(env or {})},
         check=False,
     )
+
+
+def documents(output: str) -> list[dict[str, Any]]:
+    """The JSON documents a `--json` command printed, one per line."""
+    return [json.loads(line) for line in output.splitlines() if line.strip()]
+
+
+def demo_folder(path: Path, rows: int) -> Path:
+    """`path` with `demo/orders.csv` and `demo/payments.csv` of `rows` demo orders in it,
+    written by the console script as a person would."""
+    made = reconbot("demo-data", "--rows", str(rows), "--out", "demo", cwd=path)
+    assert made.returncode == 0, made.stderr
+    return path

@@ -175,7 +175,7 @@ def test_slack_shows_the_chosen_columns_the_reading_and_the_question_without_app
     assert "`order_id` ← `order_id (metadata)`" in text
     assert "`order_id` ← `Name`" in text
     assert f"`captured_amount` ← *{ASKED}*" in text
-    assert "Reading: utf-8; delimiter" in text
+    assert "Reading:\\n```utf-8; delimiter" in text
     assert QUESTION in text
     actions = rendered.blocks[-1]
     assert [e["action_id"] for e in actions["elements"]] == ["edit_mapping", "reject"]

@@ -11,6 +11,8 @@ from typing import Any
 
 from slack_sdk.models.blocks import Block, ContextBlock, MarkdownTextObject, SectionBlock
 
+from bot.terminal_text import cell
+
 MAX_BLOCKS = 50
 MAX_SECTION = 3000
 MAX_HEADER = 150
@@ -49,15 +51,47 @@ def escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+_GRAVE = "\u02cb"
+"""Shown for a backtick inside inline code, which Slack cannot hold (`ˋ`, not a quote that a
+real name could have)."""
+
+
 def code(text: str, limit: int = 80) -> str:
-    """Text from a file shown as inline code."""
-    return "`" + escape(cut(text, limit)).replace("`", "'") + "`"
+    """Text from a file shown as inline code, on one line (a line break shows as `\\n`)."""
+    return "`" + escape(cut(cell(text), limit)).replace("`", _GRAVE) + "`"
 
 
 def whole(text: str) -> str:
     """Text from a file or a person shown as inline code, never cut: for what an approval
-    binds (a column's name, a choice), which the approver must see entire."""
-    return "`" + escape(text).replace("`", "'") + "`"
+    binds (a column's name, a choice), which the approver must see entire: on one line, so a
+    name with a line break cannot draw a line of its own."""
+    return "`" + escape(cell(text)).replace("`", _GRAVE) + "`"
+
+
+def cut_middle(text: str, limit: int) -> str:
+    """`text` within `limit` characters, cut in its middle when longer: two long names that
+    differ only at their ends (`… (EUR)`, `… (USD)`) stay apart in a menu's labels."""
+    if len(text) <= limit:
+        return text
+    head = (limit - 1) // 2
+    return text[:head] + "…" + text[len(text) - (limit - 1 - head) :]
+
+
+def preformatted(text: str, width: int = MAX_SECTION - 200) -> list[str]:
+    """A value-bearing text (a reading's words) as code blocks of at most `width` characters,
+    split between words: shown literally, so no word in it is taken for bold, strike or a
+    link, and no line of it is cut."""
+    safe = escape(cell(text)).replace("```", _GRAVE * 3)
+    pieces: list[str] = []
+    while len(safe) > width:
+        at = safe.rfind(" ", 0, width)
+        at = at if at > width // 2 else width
+        entity = safe.rfind("&", at - 4, at)
+        at = entity if entity > 0 and ";" not in safe[entity:at] else at
+        pieces.append(safe[:at])
+        safe = safe[at:].lstrip(" ")
+    pieces.append(safe)
+    return [f"```{piece}```" for piece in pieces]
 
 
 def mention(user: str) -> str:

@@ -18,7 +18,15 @@ from slack_sdk.models.views import View
 from agent.data.schema import READING_OPTIONS, SCHEMA, Role
 from agent.domain import ApprovalRequest
 from bot.readings import asked_of, shown_reading
-from bot.slack.blocks.common import MAX_HEADER, MAX_OPTION_TEXT, MAX_OPTIONS, cut, escape, section
+from bot.slack.blocks.common import (
+    MAX_HEADER,
+    MAX_OPTION_TEXT,
+    MAX_OPTIONS,
+    cut,
+    cut_middle,
+    escape,
+    section,
+)
 from bot.slack.ids import (
     COLUMN_INPUT,
     EDIT_VIEW,
@@ -115,7 +123,7 @@ def edit_modal(
             order = [c for c in preferred if c in header]
             order += [c for c in header if c not in order]
             options = [
-                Option(value=str(header.index(c)), label=cut(c, MAX_OPTION_TEXT))
+                Option(value=str(header.index(c)), label=cut_middle(c, MAX_OPTION_TEXT))
                 for c in order[:MAX_OPTIONS]
             ]
             if not options:

@@ -22,6 +22,7 @@ from agent.domain import ApprovalRequest, PauseKind, PauseState
 from bot.readings import ASKED, asked_of, describe_reading, routine_line, shown_reading
 from bot.slack.blocks.common import (
     MAX_BLOCK_ID,
+    MAX_BLOCKS,
     MAX_HEADER,
     MAX_OPTION_TEXT,
     MAX_OPTION_VALUE,
@@ -31,11 +32,13 @@ from bot.slack.blocks.common import (
     code,
     context,
     cut,
+    cut_middle,
     dicts,
     escape,
     mention,
     packed,
     plain,
+    preformatted,
     section,
     short_digest,
     when,
@@ -43,6 +46,7 @@ from bot.slack.blocks.common import (
 )
 from bot.slack.ids import ANSWER, APPROVE, EDIT, REJECT
 from bot.slack.payloads import AnswerBlockId, ButtonValue
+from bot.terminal_text import cell
 
 _SECTIONS = 6
 """Sections one part of a request may take (each up to Block Kit's 3,000 characters): the
@@ -66,8 +70,8 @@ def request_overflows(request: ApprovalRequest) -> bool:
     questions or choices): then the whole request goes with it as a text file, and the
     message says so where it stops."""
     cuts: list[str] = []
-    _described(request, cuts)
-    _clarifications(request, cuts)
+    body = _described(request, cuts)
+    _clarifications(request, cuts, MAX_BLOCKS - len(body) - 1)
     return bool(cuts)
 
 
@@ -84,7 +88,7 @@ def _files(request: ApprovalRequest) -> SectionBlock:
         rows = request.rows.get(ref.role.value)
         shown = f" · {rows:,} rows" if rows is not None else ""
         lines.append(
-            f"*{ref.role.value}*: {code(ref.name)}{shown} · {ref.size:,} bytes · "
+            f"*{ref.role.value}*: {whole(ref.name)}{shown} · {ref.size:,} bytes · "
             f"`{short_digest(ref.digest)}`"
         )
     return section("\n".join(lines))
@@ -122,12 +126,27 @@ def _mapping(request: ApprovalRequest, cuts: list[str]) -> list[Block]:
                 f"• `{reading.field}` ← {whole(reading.column)} "
                 f"({reading.confidence_percent}%)" + (f" e.g. {samples}" if samples else "")
             )
-        if shown is not None:  # every option, word and meaning bound: never cut
-            lines.append(f"Reading: {escape(describe_reading(shown))}")
+        if shown is not None:  # every option, word and meaning bound: never cut, shown literally
+            lines.extend(["Reading:", *preformatted(describe_reading(shown))])
         blocks.extend(_packed(request, "", lines, _SECTIONS, cuts))
     if not blocks and request.kind is PauseKind.CLARIFICATION:
         blocks.append(section("_No reading could be proposed yet: the problem below comes first._"))
     return blocks
+
+
+def _made_by(request: ApprovalRequest, cuts: list[str]) -> list[Block]:
+    """Who uploaded each revision and what each edit changed, word for word: an edit of the
+    reading is what the approver must weigh, whoever made it."""
+    if not request.provenance:
+        return []
+    people = sorted(set(request.requesters), key=len, reverse=True)
+    lines = []
+    for line in request.provenance:
+        shown = escape(cell(line))
+        for person in people:
+            shown = shown.replace(f"by {escape(person)}", f"by {_person(person)}")
+        lines.append(f"• {shown}")
+    return _packed(request, "*Made by*", lines, 2, cuts)
 
 
 def _coverage(request: ApprovalRequest) -> ContextBlock:
@@ -160,14 +179,18 @@ def _makers(request: ApprovalRequest) -> str:
     return " · also made by " + ", ".join(words)
 
 
-def _clarifications(request: ApprovalRequest, cuts: list[str]) -> list[Block]:
+def _clarifications(request: ApprovalRequest, cuts: list[str], room: int) -> list[Block]:
     """A section per question; a question about one field is answered with a select whose
     block id says which request it answers (`AnswerBlockId`) and whose option values are
     `role.field=column`. A choice no menu can hold is listed whole in the question's text;
-    questions past the message's room are counted, with where they all are."""
+    questions past the message's `room` (blocks) are counted, with where they all are."""
     button = ButtonValue(request.pause_id, request.authorization_identity)
     blocks: list[Block] = []
+    shown = 0
     for number, question in enumerate(request.clarifications[:_QUESTIONS]):
+        if len(blocks) + 3 > room:  # two sections at most, and the line saying what is left
+            break
+        shown += 1
         text = f":question: {escape(question.question)}"
         # The one question without a field asks which file is the orders export.
         role, field = question.role, question.field
@@ -187,15 +210,17 @@ def _clarifications(request: ApprovalRequest, cuts: list[str]) -> list[Block]:
             text += "\nAlso (type it in *Edit mapping*): " + ", ".join(whole(c) for c in unlisted)
         if any(len(c) > MAX_OPTION_TEXT for c in choices):  # the menu shows them cut: in full
             text += "\nIn full: " + ", ".join(whole(c) for c in choices)
-        if len(text) > MAX_SECTION:
+        if len(text) > MAX_SECTION:  # the menu's section holds the start; the file, all
             cuts.append("question")
+            more = f"\n…the rest of this question: {_everything(request)}"
+            text = cut(text, MAX_SECTION - len(more)) + more
         select = StaticSelectElement(
             action_id=f"{ANSWER}:{number}",
             placeholder="Choose a file" if field == "orders_file" else "Choose a column",
             options=[
                 Option(
                     value=prefix + c,
-                    label=cut(c, MAX_OPTION_TEXT),
+                    label=cut_middle(cell(c), MAX_OPTION_TEXT),
                 )
                 for c in choices
             ],
@@ -207,17 +232,17 @@ def _clarifications(request: ApprovalRequest, cuts: list[str]) -> list[Block]:
                 accessory=select,
             )
         )
-    left = len(request.clarifications) - _QUESTIONS
+    left = len(request.clarifications) - shown
     if left > 0:
         cuts.append("questions")
         blocks.append(section(f"…and {left:,} more questions: {_everything(request)}"))
     return blocks
 
 
-def _buttons(request: ApprovalRequest) -> ActionsBlock:
+def _buttons(request: ApprovalRequest, *, approvable: bool) -> ActionsBlock:
     value = ButtonValue(request.pause_id, request.authorization_identity).encode()
     elements = []
-    if request.approvable:
+    if approvable:
         elements.append(
             ButtonElement(
                 text="Approve",
@@ -256,6 +281,7 @@ def _described(request: ApprovalRequest, cuts: list[str]) -> list[Block]:
         *_packed(request, "", [escape(request.message)], 2, cuts),
         _files(request),
         *_mapping(request, cuts),
+        *_made_by(request, cuts),
     ]
     parts = (
         ("*Problems*", request.problems),
@@ -293,11 +319,23 @@ def _nobody_may_approve(request: ApprovalRequest) -> str:
     )
 
 
-def approval_message(request: ApprovalRequest) -> Rendered:
-    """The request as posted: what it covers, and Approve / Edit mapping / Reject."""
+NOT_WHOLE = (
+    ":warning: *Approve is held back*: this request is longer than one message, and its whole "
+    "text could not be posted in this thread, so not everything it would approve can be shown "
+    "here. Edit the mapping, or reject it and upload the files again, for a new request; "
+    "`reconbot status {investigation} --json` shows all of it."
+)
+
+
+def approval_message(request: ApprovalRequest, *, whole_shown: bool = True) -> Rendered:
+    """The request as posted: what it covers, and Approve / Edit mapping / Reject; with
+    `whole_shown` False (a request its message cannot hold, whose whole text could not be
+    posted beside it) without Approve, saying why: nobody approves what they cannot see."""
     blocks = request_body(request)
-    blocks.extend(_clarifications(request, []))
-    blocks.append(_buttons(request))
+    if not whole_shown:
+        blocks.append(section(NOT_WHOLE.format(investigation=request.investigation_id)))
+    blocks.extend(_clarifications(request, [], MAX_BLOCKS - len(blocks) - 1))
+    blocks.append(_buttons(request, approvable=request.approvable and whole_shown))
     verb = "approve" if request.approvable else "answer"
     return Rendered(
         f"{TITLES[request.kind]} for {request.investigation_id} (revision {request.revision}): "

@@ -25,7 +25,6 @@ from bot.slack.blocks.common import (
     MAX_BLOCKS,
     MAX_SECTION,
     Rendered,
-    code,
     context,
     cut,
     dicts,
@@ -35,10 +34,12 @@ from bot.slack.blocks.common import (
     plain,
     section,
     short_digest,
+    whole,
 )
 from bot.slack.blocks.trace import approval_words, computed_line
 from bot.slack.ids import RETRY
 from bot.slack.payloads import ButtonValue
+from bot.terminal_text import cell
 
 MAY_NOT_DECIDE = "You may not decide this request."
 MAX_FIELDS = 10
@@ -64,14 +65,24 @@ class ExceptionsFile:
     comment: str
 
 
+def _ids(ids: list[Any]) -> str:
+    """A finding's ids, each whole, the first `_ROWS_SHOWN` of them; the rest counted, with
+    where they are."""
+    if not ids:
+        return "`-`"
+    shown = whole(", ".join(str(i) for i in ids[:_ROWS_SHOWN]))
+    more = len(ids) - _ROWS_SHOWN
+    return shown + (f" and {more:,} more (in the exceptions file)" if more > 0 else "")
+
+
 def _finding_line(finding: dict[str, Any]) -> str:
     """One finding as a line; every value in it (ids, amounts, currency, file names, even the
     category) comes from the files and is escaped."""
-    orders = ", ".join(str(i) for i in finding.get("order_ids") or []) or "-"
-    payments = ", ".join(str(i) for i in finding.get("payment_ids") or []) or "-"
-    currency = cut(str(finding.get("currency") or ""), 40)
-    expected = escape(cut(format_money(finding.get("expected"), currency), 120))
-    actual = escape(cut(format_money(finding.get("actual"), currency), 120))
+    orders = _ids(finding.get("order_ids") or [])
+    payments = _ids(finding.get("payment_ids") or [])
+    currency = cell(str(finding.get("currency") or ""))
+    expected = escape(format_money(finding.get("expected"), currency))
+    actual = escape(format_money(finding.get("actual"), currency))
     where = "; ".join(
         f"{e['file']} rows {', '.join(str(r) for r in e['rows'][:_ROWS_SHOWN])}"
         + (
@@ -82,8 +93,8 @@ def _finding_line(finding: dict[str, Any]) -> str:
         for e in finding.get("evidence") or []
     )
     return (
-        f"• *{escape(str(finding.get('category')))}*: orders {code(orders, 120)}, "
-        f"payments {code(payments, 120)};"
+        f"• *{escape(str(finding.get('category')))}*: orders {orders}, "
+        f"payments {payments};"
         f" expected {expected}, found {actual}" + (f" ({escape(where)})" if where else "")
     )
 

@@ -33,7 +33,7 @@ def test_the_question_shows_the_columns_chosen_and_approving_it_is_refused(
     assert "`order_id` ← `order_id (metadata)`" in text
     assert "`order_id` ← `Name`" in text
     assert "`captured_amount` ← *? (asked)*" in text
-    assert "Reading: utf-8; delimiter" in text
+    assert "Reading:\n```utf-8; delimiter" in text
     assert "Which column of stripe_unified_payments.csv holds the captured_amount" in text
 
     # An Approve the message never offered, carrying the request's own button value.

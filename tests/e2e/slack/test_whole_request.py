@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
 
 from agent.domain import PauseStatus
 from bot.slack.poster import ThreadPoster
@@ -58,6 +59,10 @@ def test_a_request_too_long_for_its_message_is_posted_whole_beside_it(
     assert "more lines: every one is in the file `request-PAUSE-0123456789.txt`" in shown
     [file] = [f for m in thread if m.bot_id for f in m.files]
     assert file.name == "request-PAUSE-0123456789.txt"
+    posted = [m for m in thread if m.bot_id]
+    assert posted.index(message) > next(i for i, m in enumerate(posted) if m.files), (
+        "the file is there before the message that points to it"
+    )
     whole = file.content.decode("utf-8")
     for n in range(300):  # every problem and warning, each whole
         assert f"problem {n}: Amount captured" in whole
@@ -71,3 +76,25 @@ def test_a_request_its_message_holds_has_no_file(standin: SlackStandIn, tmp_path
     assert [f for m in thread for f in m.files] == []
     [message] = [m for m in thread if m.blocks]
     assert "posted in this thread" not in message.all_text()
+
+
+class Refusing(ThreadPoster):
+    """A poster whose file uploads Slack refuses (a workspace that blocks them)."""
+
+    def upload_text(self, *args: object, **kwargs: object) -> None:
+        raise SlackApiError("refused", {"ok": False, "error": "file_uploads_disabled"})
+
+
+def test_when_the_whole_request_cannot_be_posted_approve_is_held_back(
+    standin: SlackStandIn,
+) -> None:
+    root = Message(channel=CHANNEL, ts=standin.workspace.new_ts(), user="U0ALICE", text="files")
+    with standin.workspace.condition:
+        standin.workspace.messages.append(root)
+    client = WebClient(token=standin.workspace.bot_token, base_url=standin.api_url)
+    request = _request(warnings=300).model_copy(update={"channel": CHANNEL, "thread_ts": root.ts})
+    messages = RequestMessages(Refusing(client), Remembered(), Pending())  # type: ignore[arg-type]
+    messages.post(request)
+    [message] = [m for m in standin.workspace.thread(CHANNEL, root.ts) if m.blocks]
+    assert message.action_ids() == ["edit_mapping", "reject"]
+    assert "Approve is held back" in message.all_text()

@@ -389,6 +389,8 @@ def test_results_list_findings_with_rows_and_stay_within_limits() -> None:
     _within_limits(rendered)
     text = json.dumps(rendered.blocks)
     assert "orders.csv rows 1, 2, 3" in text and "91 rows" in text and "<@U0BOB>" in text
+    # Ids are shown whole, then counted with where they all are (never cut with "…").
+    assert "#8, #9` and 190 more (in the exceptions file)" in text
 
 
 @settings(max_examples=60, deadline=None)
@@ -501,3 +503,120 @@ def test_the_which_file_question_is_answered_with_a_select_of_the_files() -> Non
         for option in (block.get("accessory") or {}).get("options", [])
     ]
     assert values == ["orders.orders_file=a.csv", "orders.orders_file=b.csv"]
+
+
+def _texts(rendered: blocks.Rendered) -> list[str]:
+    return [b["text"]["text"] for b in rendered.blocks if "text" in b and "text" in b["text"]]
+
+
+def test_a_name_with_a_line_break_cannot_draw_a_line_of_its_own() -> None:
+    # Red team: a column named "Fee\n• `captured_amount` ← `Gross` (99%)" drew a second,
+    # false mapping line. Every name is shown on one line, its line break as `\n`.
+    forged = "Fee\n• `captured_amount` ← `Gross` (99%)"
+    request = _request(column=forged)
+    text = "\n".join(_texts(blocks.approval_message(request)))
+    assert not [
+        line for line in text.splitlines() if line.startswith("• `captured_amount` ← `Gross`")
+    ]
+    assert "Fee\\n• ˋcaptured_amountˋ ← ˋGrossˋ (99%)" in text
+
+
+def test_the_reading_is_shown_literally_and_file_names_whole() -> None:
+    request = _request()
+    assert request.mapping is not None
+    orders = request.mapping.orders.model_copy(
+        update={"options": ReadingOptions(statuses=OrderStatuses(paid=["*paid*", "~voided~"]))}
+    )
+    long_name = "orders_export_" + "x" * 90 + "_FINAL.csv"
+    files = [request.files[0].model_copy(update={"name": long_name}), request.files[1]]
+    request = request.model_copy(
+        update={"mapping": request.mapping.model_copy(update={"orders": orders}), "files": files}
+    )
+    text = "\n".join(_texts(blocks.approval_message(request)))
+    reading = text[text.index("Reading:") :]
+    assert "```" in reading and "*paid*" in reading and "~voided~" in reading
+    assert f"`{long_name}`" in text
+
+
+def test_a_long_question_with_a_menu_says_where_the_rest_is() -> None:
+    question = Clarification(
+        role=Role.PAYMENTS,
+        field="captured_amount",
+        question="Which column holds the captured amount? " + LONG * 5,
+        choices=[f"Betrag (brutto) in der Abrechnungswährung, Variante {n}" for n in range(4)],
+    )
+    request = _request(PauseKind.CLARIFICATION).model_copy(update={"clarifications": [question]})
+    rendered = blocks.approval_message(request)
+    _within_limits(rendered)
+    asked = [t for t in _texts(rendered) if t.startswith(":question:")]
+    assert asked and asked[0].endswith("posted in this thread")
+    assert blocks.request_overflows(request)
+    labels = [
+        o["text"]["text"]
+        for b in rendered.blocks
+        for o in (b.get("accessory") or {}).get("options", [])
+    ]
+    assert len(set(labels)) == 4, "long choices stay apart in the menu"
+
+
+def test_many_long_questions_stay_within_fifty_blocks_and_are_counted() -> None:
+    asked = [
+        Clarification(
+            role=None,
+            field=None,
+            question=f"question {n}: " + LONG * 6,
+            choices=[f"choice {n} " + "y" * 200],
+        )
+        for n in range(9)
+    ]
+    request = _request(PauseKind.CLARIFICATION, warnings=300).model_copy(
+        update={
+            "clarifications": asked,
+            "notes": [f"note {n}: {LONG}" for n in range(300)],
+            "routine": [LONG] * 20,
+        }
+    )
+    rendered = blocks.approval_message(request)
+    _within_limits(rendered)
+    text = " ".join(_texts(rendered))
+    shown = len(re.findall(r":question: question \d+", text))
+    assert shown < 9 and f"…and {9 - shown:,} more questions" in text
+    assert blocks.request_overflows(request)
+
+
+def test_who_made_the_request_and_what_each_edit_changed_is_shown() -> None:
+    request = _request().model_copy(
+        update={
+            "requesters": ("U0ALICE", "U0BOB"),
+            "edits": (("U0BOB", "payments.kinds_ignore=refunded"),),
+            "provenance": (
+                "revision 1: orders.csv, payments.csv uploaded by U0ALICE",
+                "edited by U0BOB: payments.kinds_ignore=refunded",
+            ),
+        }
+    )
+    text = "\n".join(_texts(blocks.approval_message(request)))
+    assert "*Made by*" in text
+    assert "• edited by <@U0BOB>: payments.kinds_ignore=refunded" in text
+    whole = render_request(request)
+    assert "made: edited by U0BOB: payments.kinds_ignore=refunded" in whole
+
+
+def test_a_request_whose_whole_text_could_not_be_posted_cannot_be_approved_from_it() -> None:
+    request = _request(warnings=300)
+    held = blocks.approval_message(request, whole_shown=False)
+    _within_limits(held)
+    assert [e["action_id"] for e in held.blocks[-1]["elements"]] == ["edit_mapping", "reject"]
+    assert "Approve is held back" in json.dumps(held.blocks)
+
+
+def test_the_whole_request_names_a_required_field_with_no_column() -> None:
+    request = _request()
+    fields = [
+        f.model_copy(update={"column": None}) if f.field == "order_amount" else f
+        for f in request.fields
+    ]
+    request = request.model_copy(update={"fields": fields})
+    slack = "\n".join(_texts(blocks.approval_message(request)))
+    assert "`order_amount` ← _no column found_ (required)" in slack
+    assert "orders.order_amount     <- no column found (required)" in render_request(request)
