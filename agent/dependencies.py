@@ -11,13 +11,14 @@ import socket
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from functools import cached_property
 from pathlib import Path
 from typing import Protocol
 
 from strands.models import Model
 
+from agent.casefiles import CaseFiles, SampleCache
 from agent.data.policy import Policy
-from agent.data.samples import SampleCache
 from agent.domain import ApproverPolicy
 from agent.ports import BlobStore, Clock, UnitOfWorkFactory
 
@@ -70,9 +71,24 @@ class Dependencies:
     clock: Clock
     settings: WorkflowSettings
     samples: SampleCache = field(default_factory=SampleCache)
+    """The heads and proposals of files, kept by the composition root across requests."""
     owner: str = field(
         default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
     )
+
+    @cached_property
+    def files(self) -> CaseFiles:
+        """The one door to the cases' files (built once, on first use), with every cache of
+        them: what the agent's turns, its tools and the use cases read files through."""
+        settings = self.settings
+        return CaseFiles(
+            self.blobs,
+            settings.workdir,
+            policy=settings.policy,
+            samples=self.samples,
+            max_bytes=settings.cache_max_bytes,
+            max_age=settings.cache_max_age,
+        )
 
 
 def utc_now() -> datetime:

@@ -280,3 +280,14 @@ class UnitOfWorkFactory(Protocol):
     def __call__(self) -> UnitOfWork:
         """A new unit of work, not yet begun."""
         ...
+
+
+@dataclass
+class Upload:
+    """A file handed to the investigation: its bytes, its name, and where it came from."""
+
+    stream: BinaryIO
+    name: str
+    slack_file_id: str | None = None
+    # A file the operator named on their own machine (the terminal): no upload limit applies.
+    local: bool = False

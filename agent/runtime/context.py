@@ -9,18 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import Any
 
-from agent.data.cache import ColumnCache
-from agent.data.ingest.columnar import RowProgress
+from agent.casefiles import CaseFiles, RowProgress
 from agent.data.mapping import Proposal
 from agent.data.mapping.readings import header_row_answer
 from agent.data.normalize import ValidationReport
-from agent.data.normalize.load import Source
 from agent.data.policy import Policy
-from agent.data.samples import SampleCache
 from agent.data.schema import Mapping, Role
 from agent.domain import (
     DatasetRef,
@@ -33,15 +29,6 @@ from agent.domain import (
 from agent.ports import BlobStore
 
 STATE_KEY = "reconbot"
-
-
-def file_sources(blobs: BlobStore, refs: dict[Role, DatasetRef]) -> dict[Role, Source]:
-    """Each file as the engine reads it: by its digest (the columnar cache's and the first
-    read's key), its bytes fetched from the blob store only when a read needs them."""
-    return {
-        role: Source(ref.name, partial(blobs.local_copy, ref.digest), ref.digest, ref.size)
-        for role, ref in refs.items()
-    }
 
 
 @dataclass(frozen=True)
@@ -121,8 +108,7 @@ class InvestigationContext:
     blobs: BlobStore
     policy: Policy
     workdir: Path
-    cache: ColumnCache
-    samples: SampleCache
+    case_files: CaseFiles
     answers: dict[Role, dict[str, str]] = field(default_factory=dict)
     bound: BoundContext | None = None
     outcome: Outcome | None = None

@@ -1,4 +1,5 @@
-"""Validating a reading of a case's files, and the reading the files themselves show.
+"""The invocation's view of its case's files: proposals and validations of the current files,
+through the one door to them (`CaseFiles`), with the progress and answers of this invocation.
 
 When the gates find an id reading that clearly makes more references name an order
 (`ValidationReport.proposed`), it is validated in the proposed one's place and proposed as a
@@ -8,14 +9,21 @@ the files already say.
 
 from __future__ import annotations
 
-from agent.data.evident_reading import take_evident
-from agent.data.ingest import CsvSample
+from agent.casefiles import CsvSample
 from agent.data.mapping import Proposal
 from agent.data.normalize import ValidationReport
-from agent.data.normalize.memo import ValidationMemo
-from agent.data.reconcile import connect, load_and_validate
 from agent.data.schema import Mapping, Role
-from agent.runtime.context import InvestigationContext, file_sources
+from agent.runtime.context import InvestigationContext, answered_header
+
+
+def samples_of(context: InvestigationContext) -> dict[Role, CsvSample]:
+    """Each file's head sample (fetched only the first time a process inspects the file), read
+    from the header line a person gave, if any."""
+    door = context.case_files
+    return {
+        role: door.sample(ref, header_row=answered_header(context, role))
+        for role, ref in context.files.items()
+    }
 
 
 def proposal_for(
@@ -24,23 +32,12 @@ def proposal_for(
     answers: dict[Role, dict[str, str]] | None = None,
 ) -> Proposal:
     """The proposal for the two files under `answers` (inferred once per process)."""
-    digests = (context.files[Role.ORDERS].digest, context.files[Role.PAYMENTS].digest)
-    pair = (samples[Role.ORDERS], samples[Role.PAYMENTS])
-    return context.samples.proposal(pair, digests, answers)
+    return context.case_files.propose(context.files, samples, answers)
 
 
 def validate(context: InvestigationContext, mapping: Mapping) -> ValidationReport:
     """`mapping` checked on every row of the case's files, under the policy in force."""
-    return load_and_validate(
-        connect(context.workdir),
-        file_sources(context.blobs, context.files),
-        mapping,
-        context.workdir,
-        policy=context.policy,
-        cache=context.cache,
-        progress=context.on_rows,
-        memo=ValidationMemo(context.cache.folder / "validations", max_age=context.cache.max_age),
-    )
+    return context.case_files.validate(context.files, mapping, context.on_rows)
 
 
 def validate_by_evidence(
@@ -52,10 +49,6 @@ def validate_by_evidence(
 ) -> tuple[Proposal, ValidationReport]:
     """The reading the files show in place of `proposal`'s when its validation found one that
     does better and no answer of a person's contradicts (`evident_reading.take_evident`)."""
-    return take_evident(
-        lambda given: proposal_for(context, samples, given),
-        lambda mapping: validate(context, mapping),
-        answers,
-        proposal,
-        report,
+    return context.case_files.validate_by_evidence(
+        context.files, samples, answers, proposal, report, context.on_rows
     )

@@ -19,11 +19,10 @@ from typing import Any
 from strands import tool
 from strands.types.tools import ToolContext
 
+from agent.casefiles import CsvSample
 from agent.data.evidence import findings_for
-from agent.data.ingest import CsvSample
 from agent.data.mapping import Proposal
 from agent.data.normalize import ValidationReport
-from agent.data.pipeline import run_job
 from agent.data.policy import CATEGORY_ORDER
 from agent.data.schema import READING_OPTIONS, Role
 from agent.domain import PauseKind
@@ -34,11 +33,9 @@ from agent.runtime.context import (
     InvestigationContext,
     PauseSignal,
     ReconcileResult,
-    answered_header,
-    file_sources,
 )
 from agent.runtime.export import store_beside
-from agent.runtime.reading import proposal_for, validate, validate_by_evidence
+from agent.runtime.reading import proposal_for, samples_of, validate, validate_by_evidence
 
 logger = logging.getLogger(__name__)
 
@@ -59,17 +56,6 @@ def result(data: dict[str, Any], *, error: bool = False) -> dict[str, Any]:
     return {
         "status": "error" if error else "success",
         "content": [{"text": json.dumps({"ok": not error, **data}, ensure_ascii=False)}],
-    }
-
-
-def _samples(context: InvestigationContext) -> dict[Role, CsvSample]:
-    """Each file's head sample (fetched only the first time a process inspects the file)."""
-    sources = file_sources(context.blobs, context.files)
-    return {
-        role: context.samples.sample(
-            ref.digest, ref.name, sources[role].fetch, header_row=answered_header(context, role)
-        )
-        for role, ref in context.files.items()
     }
 
 
@@ -118,7 +104,7 @@ def inspect_datasets(tool_context: ToolContext) -> dict[str, Any]:
     """
     context = context_of(tool_context)
     try:
-        samples = _samples(context)
+        samples = samples_of(context)
         proposal = proposal_for(context, samples)
     except ReconbotError as error:
         return result({"error": str(error)}, error=True)
@@ -215,7 +201,7 @@ def validate_mapping(
     report: ValidationReport | None = None
     proposal: Proposal | None = None
     try:
-        samples = _samples(context)
+        samples = samples_of(context)
         proposal = _proposal_or_fallback(context, samples, answers, problems)
         mapping = proposal.mapping if proposal is not None else None
         if proposal is not None and mapping is not None and not problems:
@@ -288,13 +274,8 @@ def reconcile(tool_context: ToolContext) -> dict[str, Any]:
         with ExitStack() as stack:
             folder = Path(stack.enter_context(tempfile.TemporaryDirectory(dir=context.workdir)))
             export = folder / "exceptions.csv"
-            job = run_job(
-                file_sources(context.blobs, bound.files),
-                bound.mapping,
-                context.policy,
-                export,
-                workdir=folder,
-                cache=context.cache,
+            job = context.case_files.reconcile(
+                bound.files, bound.mapping, context.policy, export, folder
             )
             read = {role: job.digests[role] for role in Role}
             if input_identity(read) != bound.input_identity:

@@ -13,10 +13,8 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from agent.data.cache import ColumnCache, Reading
 from agent.data.mapping import Proposal
 from agent.data.normalize import ValidationReport
-from agent.data.reconcile.preload import preload
 from agent.data.schema import Role
 from agent.dependencies import Dependencies, Progress
 from agent.domain import (
@@ -37,7 +35,6 @@ from agent.ports import UnitOfWork
 from agent.runtime.context import (
     STATE_KEY,
     InvestigationContext,
-    file_sources,
     proposed_mapping,
 )
 from agent.runtime.factory import build_agent
@@ -52,11 +49,6 @@ class AgentTurns:
 
     def __init__(self, deps: Dependencies) -> None:
         self.deps = deps
-        self.cache = ColumnCache(
-            deps.settings.workdir / "columns",
-            max_bytes=deps.settings.cache_max_bytes,
-            max_age=deps.settings.cache_max_age,
-        )
 
     def prefetch(
         self,
@@ -64,39 +56,10 @@ class AgentTurns:
         progress: Progress | None = None,
         answers: dict[Role, dict[str, str]] | None = None,
     ) -> None:
-        """Start reading the files while the agent inspects them, so that the validation finds
-        them read or being read: both straight into the tables of the mapping the inspection
-        will propose (`preload`, one parse per file), or, when no mapping can be inferred from
-        the samples, each into the columnar cache."""
+        """Start reading the files while the agent inspects them (`CaseFiles.start_reading`):
+        the validation that follows finds them read or being read."""
         rows = progress.rows_read if progress is not None else None
-        sources = file_sources(self.deps.blobs, files)
-        samples = {}
-        for role, source in sources.items():
-            try:
-                digest = files[role].digest
-                samples[role] = self.deps.samples.sample(digest, source.name, source.fetch)
-            except ReconbotError:  # the agent's inspection reports it, in its words
-                continue
-        if set(samples) == set(Role):
-            pair = (samples[Role.ORDERS], samples[Role.PAYMENTS])
-            digests = (files[Role.ORDERS].digest, files[Role.PAYMENTS].digest)
-            try:
-                mapping = self.deps.samples.proposal(pair, digests, answers).mapping
-            except (ReconbotError, KeyError):  # the validation says why
-                mapping = None
-            if mapping is not None:
-                try:
-                    preload(sources, mapping, self.cache, rows, policy=self.deps.settings.policy)
-                except Exception as error:  # the validation reads the files and says why
-                    kind = type(error).__name__
-                    logger.warning("error=<%s> | the first read did not start", kind)
-                return
-        for role, sample in samples.items():
-            source, layout = sources[role], sample.layout
-            reading = Reading(layout.encoding, layout.delimiter, layout.header_line + 1)
-            self.cache.prefetch(
-                source.name, reading, source.fetch, digest=files[role].digest, progress=rows
-            )
+        self.deps.files.start_reading(files, rows, answers)
 
     def context(
         self,
@@ -121,8 +84,7 @@ class AgentTurns:
             blobs=self.deps.blobs,
             policy=self.deps.settings.policy,
             workdir=workdir,
-            cache=self.cache,
-            samples=self.deps.samples,
+            case_files=self.deps.files,
             on_rows=progress.rows_read if progress is not None else None,
             on_tool_executed=executed,
             on_tool_started=progress.tool_started if progress is not None else None,

@@ -2,23 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import BinaryIO
-
 from agent.domain import ApprovalRequest, Investigation, PauseStatus, Revision
 from agent.errors import UnknownInvestigationError, WorkflowError
 from agent.ports import UnitOfWork
-
-
-@dataclass
-class Upload:
-    """A file handed to the investigation: its bytes, its name, and where it came from."""
-
-    stream: BinaryIO
-    name: str
-    slack_file_id: str | None = None
-    # A file the operator named on their own machine (the terminal): no upload limit applies.
-    local: bool = False
+from agent.ports import Upload as Upload  # where the use cases' callers have found it
 
 
 def investigation_in(uow: UnitOfWork, investigation_id: str) -> Investigation:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+from agent.casefiles.arrival import Arrived, Readable
 from agent.data.schema import Role
 from agent.dependencies import Dependencies, Progress
 from agent.domain import ApprovalRequest, DatasetRef, Investigation, InvestigationStatus, Revision
@@ -18,7 +19,6 @@ from agent.identity import input_identity, new_id
 from agent.ports import StoredBlob
 from agent.runtime.prompts import investigate_prompt
 from agent.runtime.turns import AgentTurns, supersede_pending
-from agent.usecases.arrival import Arrived, Readable, store_and_inspect
 from agent.usecases.common import Upload, current_revision, investigation_in, pending_in
 
 logger = logging.getLogger(__name__)
@@ -253,7 +253,7 @@ class Intake:
         def readable(arrived: list[Arrived]) -> None:
             self.turns.prefetch(_refs_of(arrived), progress)
 
-        stored = store_and_inspect(uploads, self._put, self.deps.samples, self.deps.blobs, readable)
+        stored = self.deps.files.store_and_inspect(uploads, self._put, readable)
         return _refs_of(stored)
 
     def _revision(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from functools import partial
 from pathlib import Path
 
 from agent.data.schema import Role
@@ -85,9 +84,7 @@ class Queries:
         """The header of each file of a request, for a person choosing a column."""
         found: dict[Role, list[str]] = {}
         for ref in request.files:
-            fetch = partial(self.deps.blobs.local_copy, ref.digest)
-            sample = self.deps.samples.sample(ref.digest, ref.name, fetch)
-            found[ref.role] = list(sample.layout.columns)
+            found[ref.role] = self.deps.files.columns_of(ref)
         return found
 
 

@@ -14,10 +14,9 @@ from typing import Any
 
 import pytest
 
-from agent.data.cache import ColumnCache
+from agent.casefiles import CaseFiles
 from agent.data.evidence import MAX_LIST_LIMIT, findings_of
 from agent.data.policy import CATEGORY_ORDER, Policy
-from agent.data.samples import SampleCache
 from agent.domain import Outcome
 from agent.models.offline import (
     NONE_SAID,
@@ -157,8 +156,7 @@ def _call(tmp_path: Path, export: Path | None, **arguments: Any) -> dict[str, An
         blobs=blobs,
         policy=Policy(),
         workdir=tmp_path,
-        cache=ColumnCache(tmp_path / "cache", max_bytes=1 << 20, max_age=timedelta(hours=1)),
-        samples=SampleCache(),
+        case_files=CaseFiles(blobs, tmp_path, policy=Policy(), max_age=timedelta(hours=1)),
         outcome=outcome,
     )
     answer = list_findings(SimpleNamespace(invocation_state={STATE_KEY: context}), **arguments)

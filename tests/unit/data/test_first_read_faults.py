@@ -20,6 +20,7 @@ from typing import Any
 import duckdb
 import pytest
 
+from agent.casefiles import CaseFiles
 from agent.data.ingest import inspect_csv
 from agent.data.ingest.columnar import build_columns, read_into
 from agent.data.mapping import infer_mapping
@@ -33,7 +34,6 @@ from agent.data.pipeline import run_job
 from agent.data.policy import Policy
 from agent.data.reconcile import connect, load_and_validate
 from agent.data.reconcile.preload import preload
-from agent.data.samples import SampleCache
 from agent.data.schema import Mapping, Role
 from agent.domain import DatasetRef
 from agent.errors import InputFileError, ReconbotError, StorageError
@@ -228,13 +228,9 @@ def test_prefetch_never_fails_the_turn_when_the_first_read_cannot_start(
     paths = {role: demo / f"{role.value}.csv" for role in Role}
     digests = {role: digest_of(path) for role, path in paths.items()}
     by_digest = {digests[role]: paths[role] for role in Role}
-    deps: Any = SimpleNamespace(
-        settings=SimpleNamespace(
-            workdir=workdir, cache_max_bytes=1 << 30, cache_max_age=timedelta(days=1)
-        ),
-        blobs=SimpleNamespace(local_copy=lambda digest: nullcontext(by_digest[digest])),
-        samples=SampleCache(),
-    )
+    blobs: Any = SimpleNamespace(local_copy=lambda digest: nullcontext(by_digest[digest]))
+    door = CaseFiles(blobs, workdir, policy=Policy(), max_age=timedelta(days=1))
+    deps: Any = SimpleNamespace(files=door)
     turns = AgentTurns(deps)
     refs = {
         role: DatasetRef(

@@ -14,8 +14,9 @@ from typing import BinaryIO, TypeVar, cast
 
 import pytest
 
+import agent.casefiles.arrival as arrival
 import agent.data.samples as samples_module
-import agent.usecases.arrival as arrival
+from agent.casefiles.arrival import Readable, store_and_inspect
 from agent.data.ingest import HEAD_BYTES
 from agent.data.mapping import infer_mapping
 from agent.data.samples import SampleCache
@@ -28,7 +29,6 @@ from agent.errors import (
     WorkflowError,
 )
 from agent.ports import StoredBlob
-from agent.usecases.arrival import Readable, store_and_inspect
 from agent.usecases.common import Upload
 from storage.blobs import LocalBlobStore
 

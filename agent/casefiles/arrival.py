@@ -13,9 +13,9 @@ as inspecting the stored files afterwards would have found it.
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
+from contextlib import suppress
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import BinaryIO, cast
@@ -26,8 +26,7 @@ from agent.data.mapping import Proposal, assign_roles, infer_mapping, role_of
 from agent.data.samples import SampleCache
 from agent.data.schema import Role
 from agent.errors import WorkflowError
-from agent.ports import BlobStore, StoredBlob
-from agent.usecases.common import Upload
+from agent.ports import BlobStore, StoredBlob, Upload
 
 logger = logging.getLogger(__name__)
 
@@ -88,7 +87,7 @@ def store_and_inspect(
     is then only wasted. What `readable` raises is logged, not raised.
     """
     taps = [HeadTap(upload.stream) for upload in uploads]  # the stores call only `read`
-    seen = [_Word() for _ in uploads]
+    seen: list[Future[StoredBlob | None]] = [Future() for _ in uploads]
     handed: list[StoredBlob] | None = None
     with ThreadPoolExecutor(max_workers=max(1, len(uploads)), thread_name_prefix="store") as pool:
         storing = [
@@ -134,7 +133,7 @@ def _hand_over(
     uploads: list[Upload],
     heads: list[_Head | None],
     early: tuple[tuple[Role, Role], Proposal | None],
-    seen: list[_Word],
+    seen: list[Future[StoredBlob | None]],
     samples: SampleCache,
     readable: Callable[[list[Arrived]], None],
 ) -> list[StoredBlob] | None:
@@ -142,7 +141,7 @@ def _hand_over(
     the heads are the files' own, remember the samples and the proposal under the files'
     digests (as the stored files would give them) and hand the files to `readable`.
     Returns the blobs handed over, or None."""
-    said = [word.wait() for word in seen]
+    said = [word.result() for word in seen]
     blobs = [blob for blob in said if blob is not None]
     if len(blobs) != len(said) or early[1] is None:
         return None  # a store stopped without saying: the steps after the stores read them
@@ -176,35 +175,29 @@ def _keep_proposal(
     samples.keep_proposal((orders[0], payments[0]), (orders[1], payments[1]), None, proposal)
 
 
-class _Word:
-    """A store's word on its blob: readable (called with it), or stopped without saying so."""
+def _said(blob: Future[StoredBlob | None]) -> Readable:
+    """What a store calls once a blob can be read back: the blob's word, said once."""
 
-    def __init__(self) -> None:
-        self._said = threading.Event()
-        self._blob: StoredBlob | None = None
+    def readable(stored: StoredBlob) -> None:
+        _settle(blob, stored)
 
-    def __call__(self, blob: StoredBlob) -> None:
-        self._blob = blob
-        self._said.set()
-
-    def stopped(self) -> None:
-        """The store returned or failed: a word not said by now never comes."""
-        self._said.set()
-
-    def wait(self) -> StoredBlob | None:
-        """The readable blob, or None once the store stopped without saying so."""
-        self._said.wait()
-        return self._blob
+    return readable
 
 
-def _store(put: Put, upload: Upload, tap: HeadTap, seen: _Word) -> StoredBlob:
+def _settle(word: Future[StoredBlob | None], blob: StoredBlob | None) -> None:
+    """Say `blob` (None: the store stopped without saying so); a word said already stands."""
+    with suppress(InvalidStateError):
+        word.set_result(blob)
+
+
+def _store(put: Put, upload: Upload, tap: HeadTap, seen: Future[StoredBlob | None]) -> StoredBlob:
     """Store one upload read through its tap; the tap hears when the store stops, and `seen`
     when its bytes can be read, or that the store stopped."""
     try:
-        return put(upload, seen)
+        return put(upload, _said(seen))
     finally:
         tap.finish()
-        seen.stopped()
+        _settle(seen, None)  # the store returned or failed: a word not said by now never comes
 
 
 def _inspect(tap: HeadTap, file_name: str) -> _Head | None:

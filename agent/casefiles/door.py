@@ -1,0 +1,179 @@
+"""`CaseFiles`: a case's files sampled, proposed, read, validated and reconciled, each through
+the caches that make the next step cheap (the heads and proposals, the columnar cache with the
+tables kept between a validation and the reconciliation, the validations' memo)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import timedelta
+from functools import partial
+from pathlib import Path
+
+from agent.casefiles.arrival import Arrived, Put, store_and_inspect
+from agent.data.cache import ColumnCache, Reading
+from agent.data.evident_reading import take_evident
+from agent.data.ingest import CsvSample
+from agent.data.ingest.columnar import RowProgress
+from agent.data.mapping import Proposal
+from agent.data.normalize import ValidationReport
+from agent.data.normalize.load import Source
+from agent.data.normalize.memo import ValidationMemo
+from agent.data.pipeline import JobResult, run_job
+from agent.data.policy import Policy
+from agent.data.reconcile import connect, load_and_validate
+from agent.data.reconcile.preload import preload
+from agent.data.samples import SampleCache
+from agent.data.schema import Mapping, Role
+from agent.domain import DatasetRef
+from agent.errors import ReconbotError
+from agent.ports import BlobStore, Upload
+
+logger = logging.getLogger(__name__)
+
+Files = dict[Role, DatasetRef]
+Answers = dict[Role, dict[str, str]]
+
+
+def file_sources(blobs: BlobStore, refs: Files) -> dict[Role, Source]:
+    """Each file as the engine reads it: by its digest (the columnar cache's and the first
+    read's key), its bytes fetched from the blob store only when a read needs them."""
+    return {
+        role: Source(ref.name, partial(blobs.local_copy, ref.digest), ref.digest, ref.size)
+        for role, ref in refs.items()
+    }
+
+
+class CaseFiles:
+    """The one door to a case's bytes: heads and proposals (`samples`), the files' columns and
+    the tables kept between steps (`columns`), the validations' memo; every read of a case's
+    files goes through here, so each cache is owned once."""
+
+    def __init__(
+        self,
+        blobs: BlobStore,
+        workdir: Path,
+        *,
+        policy: Policy,
+        samples: SampleCache | None = None,
+        max_bytes: int = 4 << 30,
+        max_age: timedelta = timedelta(days=2),
+    ) -> None:
+        self.blobs = blobs
+        self.workdir = workdir
+        self.policy = policy
+        self.samples = samples if samples is not None else SampleCache()
+        self.columns = ColumnCache(workdir / "columns", max_bytes=max_bytes, max_age=max_age)
+        self.memo = ValidationMemo(self.columns.folder / "validations", max_age=max_age)
+
+    def store_and_inspect(
+        self,
+        uploads: list[Upload],
+        put: Put,
+        readable: Callable[[list[Arrived]], None] | None = None,
+    ) -> list[Arrived]:
+        """Store uploads and decide which role each file plays, inspecting their heads while
+        they are stored (`arrival.store_and_inspect`); what is found is kept for the steps
+        that follow."""
+        return store_and_inspect(uploads, put, self.samples, self.blobs, readable)
+
+    def sources(self, files: Files) -> dict[Role, Source]:
+        """The files as the engine reads them, fetched from the blob store only when needed."""
+        return file_sources(self.blobs, files)
+
+    def sample(self, ref: DatasetRef, header_row: int | None = None) -> CsvSample:
+        """A file's head sample (its layout and first records), read once per process and
+        header line: what inspecting, proposing and choosing a column look at."""
+        fetch = partial(self.blobs.local_copy, ref.digest)
+        return self.samples.sample(ref.digest, ref.name, fetch, header_row=header_row)
+
+    def columns_of(self, ref: DatasetRef) -> list[str]:
+        """A file's header, for a person choosing a column."""
+        return list(self.sample(ref).layout.columns)
+
+    def propose(
+        self, files: Files, samples: dict[Role, CsvSample], answers: Answers | None = None
+    ) -> Proposal:
+        """The proposal for the two files under `answers` (inferred once per process)."""
+        digests = (files[Role.ORDERS].digest, files[Role.PAYMENTS].digest)
+        pair = (samples[Role.ORDERS], samples[Role.PAYMENTS])
+        return self.samples.proposal(pair, digests, answers)
+
+    def start_reading(
+        self, files: Files, on_rows: RowProgress | None = None, answers: Answers | None = None
+    ) -> None:
+        """Start reading the files while the agent inspects them, so that the validation finds
+        them read or being read: both straight into the tables of the mapping the inspection
+        will propose (`preload`, one parse per file), or, when no mapping can be inferred from
+        the samples, each into the columnar cache. Never raises: the steps that follow read
+        the files again and say what is wrong, in their words."""
+        sources = self.sources(files)
+        samples = {}
+        for role, ref in files.items():
+            try:
+                samples[role] = self.sample(ref)
+            except ReconbotError:  # the agent's inspection reports it, in its words
+                continue
+        if set(samples) == set(Role):
+            try:
+                mapping = self.propose(files, samples, answers).mapping
+            except (ReconbotError, KeyError):  # the validation says why
+                mapping = None
+            if mapping is not None:
+                try:
+                    preload(sources, mapping, self.columns, on_rows, policy=self.policy)
+                except Exception as error:  # the validation reads the files and says why
+                    kind = type(error).__name__
+                    logger.warning("error=<%s> | the first read did not start", kind)
+                return
+        for role, sample in samples.items():
+            source, layout = sources[role], sample.layout
+            reading = Reading(layout.encoding, layout.delimiter, layout.header_line + 1)
+            self.columns.prefetch(
+                source.name, reading, source.fetch, digest=files[role].digest, progress=on_rows
+            )
+
+    def validate(
+        self, files: Files, mapping: Mapping, on_rows: RowProgress | None = None
+    ) -> ValidationReport:
+        """`mapping` checked on every row of the files, under the policy in force; the tables
+        it loads are kept for the next validation or the reconciliation of these files."""
+        return load_and_validate(
+            connect(self.workdir),
+            self.sources(files),
+            mapping,
+            self.workdir,
+            policy=self.policy,
+            cache=self.columns,
+            progress=on_rows,
+            memo=self.memo,
+        )
+
+    def validate_by_evidence(
+        self,
+        files: Files,
+        samples: dict[Role, CsvSample],
+        answers: Answers,
+        proposal: Proposal,
+        report: ValidationReport,
+        on_rows: RowProgress | None = None,
+    ) -> tuple[Proposal, ValidationReport]:
+        """The reading the files show in place of `proposal`'s when its validation found one
+        that does better and no answer of a person's contradicts (`take_evident`)."""
+        return take_evident(
+            lambda given: self.propose(files, samples, given),
+            lambda mapping: self.validate(files, mapping, on_rows),
+            answers,
+            proposal,
+            report,
+        )
+
+    def reconcile(
+        self, files: Files, mapping: Mapping, policy: Policy, export: Path, workdir: Path
+    ) -> JobResult:
+        """Reconcile the files under an approved `mapping` and `policy`, writing the exceptions
+        CSV to `export`; the tables a validation kept for these files are used, not read
+        again. The result carries the digests of the bytes read, for the caller to check."""
+        return run_job(
+            self.sources(files), mapping, policy, export, workdir=workdir, cache=self.columns
+        )
