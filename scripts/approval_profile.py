@@ -6,7 +6,7 @@ engine's SQL files (`agent.data.reconcile.runner.run_sql`), the row ledger and e
 account: seconds, CPU seconds, and the minor page faults the process took meanwhile. Page
 faults are the figure to watch beside the seconds: a statement that takes many more of them
 than it does with memory to spare is paying for DuckDB's allocator handing memory back to the
-system at the instance's limit and taking it again (README, Speed). `--memory-limit` runs the
+system at the instance's limit and taking it again (docs/speed.md). `--memory-limit` runs the
 flow with another DuckDB memory limit than the process's own (a measurement: the bot keeps
 `agent.data.duck.MEMORY_LIMIT`; the first read still decides its threads by the 500 MB of
 `MEMORY_LIMIT_BYTES`). The peak is the process's, the request's included. The exceptions

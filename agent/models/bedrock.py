@@ -40,7 +40,7 @@ MAX_OUTPUT_TOKENS = 4096
 ACCESS_HELP = (
     "enable access to the model in the Amazon Bedrock console (Model access) and allow "
     "bedrock:InvokeModel and bedrock:InvokeModelWithResponseStream on its inference profile "
-    "and the foundation models behind it (README, 'Amazon Bedrock')"
+    "and the foundation models behind it (docs/operations.md, 'Amazon Bedrock')"
 )
 
 

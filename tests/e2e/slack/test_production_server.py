@@ -1,4 +1,4 @@
-"""The production line of the README: gunicorn serving the WSGI app against the stand-in;
+"""The production line of docs/operations.md: gunicorn serving the WSGI app against the stand-in;
 and a bot token Slack does not accept is a clear message at start-up."""
 
 from __future__ import annotations

@@ -303,9 +303,9 @@ def test_the_engine_applies_a_status_word_written_as_people_write_it(tmp_path: P
     assert run.summary().policy_version == policy.version
 
 
-def test_the_readme_template_is_the_built_in_defaults(tmp_path: Path) -> None:
-    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("\n## The policy file\n", 1)[1]
+def test_the_documented_template_is_the_built_in_defaults(tmp_path: Path) -> None:
+    docs = Path(__file__).resolve().parents[3] / "docs" / "configuration.md"
+    section = docs.read_text(encoding="utf-8").split("\n## The policy file\n", 1)[1]
     template = section.split("```toml\n", 1)[1].split("```", 1)[0]
     policy = load_policy(_write(tmp_path, template))
     assert policy.version == Policy().version
