@@ -32,6 +32,7 @@ from agent.ports import Claim, UnitOfWork
 from agent.runtime.prompts import revise_prompt
 from agent.runtime.turns import AgentTurns
 from agent.usecases.common import current_revision, investigation_in
+from agent.usecases.requests import investigate
 from agent.usecases.resumption import Resumption
 
 logger = logging.getLogger(__name__)
@@ -191,7 +192,9 @@ class Decisions:
         merged = {role: dict(fields) for role, fields in request.answers.items()}
         for role, fields in answers.items():
             merged.setdefault(role, {}).update(fields)
-        return self.turns.investigate(
+        return investigate(
+            self.deps,
+            self.turns,
             investigation,
             revision,
             revise_prompt(revision.number, answers, actor.user),

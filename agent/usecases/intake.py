@@ -18,8 +18,9 @@ from agent.errors import FileTooLargeError, WorkflowError
 from agent.identity import input_identity, new_id
 from agent.ports import StoredBlob
 from agent.runtime.prompts import investigate_prompt
-from agent.runtime.turns import AgentTurns, supersede_pending
+from agent.runtime.turns import AgentTurns
 from agent.usecases.common import Upload, current_revision, investigation_in, pending_in
+from agent.usecases.requests import investigate, supersede_pending
 
 logger = logging.getLogger(__name__)
 
@@ -99,8 +100,14 @@ class Intake:
         if not revision.complete:
             missing = next(role for role in Role if role not in files)
             return Started(investigation, None, missing)
-        request = self.turns.investigate(
-            investigation, revision, investigate_prompt(1, files), {}, progress=progress
+        request = investigate(
+            self.deps,
+            self.turns,
+            investigation,
+            revision,
+            investigate_prompt(1, files),
+            {},
+            progress=progress,
         )
         with self.deps.uow() as uow:
             return Started(investigation_in(uow, investigation.id), request, None)
@@ -186,7 +193,9 @@ class Intake:
             uow.investigations.add_revision(revision, actor=actor)
         request = None
         if revision.complete:
-            request = self.turns.investigate(
+            request = investigate(
+                self.deps,
+                self.turns,
                 investigation,
                 revision,
                 investigate_prompt(revision.number, files),
@@ -219,7 +228,9 @@ class Intake:
                 f"({pending.pause_id})."
             )
         logger.info("investigation=%s actor=%s | investigating again", investigation_id, actor)
-        return self.turns.investigate(
+        return investigate(
+            self.deps,
+            self.turns,
             investigation,
             revision,
             investigate_prompt(revision.number, revision.files),
