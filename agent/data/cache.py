@@ -25,7 +25,6 @@ import os
 import shutil
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager, suppress
@@ -34,6 +33,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import duckdb
+from cachetools import FIFOCache
 
 from agent.data.ingest import CsvLayout, layout_from_options
 from agent.data.ingest.columnar import Columns, RowProgress, build_columns, read_into
@@ -79,8 +79,9 @@ class ColumnCache:
         self._lock = threading.Lock()
         self._building: dict[str, Future[Columns]] = {}
         self._prefetching = ThreadPoolExecutor(max_workers=2, thread_name_prefix="prefetch")
-        self._direct: OrderedDict[str, Columns] = OrderedDict()
-        """Files this process read straight into tables, by entry name: no Parquet file yet."""
+        self._direct: FIFOCache[str, Columns] = FIFOCache(DIRECT_READS_KEPT)
+        """Files this process read straight into tables, by entry name: no Parquet file yet
+        (the `DIRECT_READS_KEPT` last recorded)."""
         self.kept = KeptTables()
         """The last validations' loaded tables, for the steps after them in this process."""
 
@@ -158,11 +159,7 @@ class ColumnCache:
         """Record a claimed read's columns (unwritten) and wake the steps waiting for it."""
         with self._lock:
             if columns is not None:
-                name = columns.parquet.name.removesuffix(".parquet")
-                self._direct[name] = columns
-                self._direct.move_to_end(name)
-                while len(self._direct) > DIRECT_READS_KEPT:
-                    self._direct.popitem(last=False)
+                self._direct[columns.parquet.name.removesuffix(".parquet")] = columns
             self._building.pop(claim.key, None)
         if isinstance(error, InputFileError | LedgerError | StorageError):
             claim.future.set_exception(error)  # the file's own fault: every reading has it
@@ -325,7 +322,8 @@ class ColumnCache:
 
     def evict(self, *, keep: Path | None = None) -> int:
         """Remove entries unused for `max_age`, then the least recently used ones while the
-        cache holds more than `max_bytes` (never `keep`); returns how many went."""
+        cache holds more than `max_bytes` (never `keep`); returns how many went. Kept by hand:
+        entries are files shared by the machine's processes, aged by their times on disk."""
         entries: list[tuple[float, int, Path]] = []
         now = time.time()
         for parquet in self.folder.glob("*.parquet"):

@@ -18,13 +18,12 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
 import duckdb
+from cachetools import TTLCache
 
 from agent.data.schema import Role
 
@@ -47,6 +46,19 @@ class KeptWorkspace:
     """By role, the id reading its table's join keys were read under (`id_keys`)."""
 
 
+class _Workspaces(TTLCache[str, KeptWorkspace]):
+    """Kept workspaces by the pair of files, each for `ttl` seconds, the oldest dropped for
+    room. Expired ones go at the next `take` or `keep` of any case, so that one nobody comes
+    back for gives its memory back; a dropped workspace's tables are given back to DuckDB once
+    nothing else holds it."""
+
+    def popitem(self) -> tuple[str, KeptWorkspace]:
+        """Drop the oldest workspace for room (cachetools' eviction hook), saying so."""
+        dropped, workspace = super().popitem()
+        logger.info("files=<%s> | a kept workspace was dropped for room", dropped[:24])
+        return dropped, workspace
+
+
 class KeptTables:
     """The few most recent validations' workspaces, by the pair of files they read."""
 
@@ -54,15 +66,14 @@ class KeptTables:
         self.max_kept = max_kept
         self.max_age = max_age
         self._lock = threading.Lock()
-        self._kept: OrderedDict[str, tuple[float, KeptWorkspace]] = OrderedDict()
+        self._kept = _Workspaces(maxsize=max(max_kept, 0), ttl=max_age.total_seconds())
 
     def take(self, files: str) -> KeptWorkspace | None:
         """The workspace kept for `files` (removed from here: one step uses it at a time), or
         None when there is none or it is older than `max_age`."""
         with self._lock:
-            self._drop_expired()
-            entry = self._kept.pop(files, None)
-        return entry[1] if entry is not None else None
+            self._kept.expire()
+            return self._kept.pop(files, None)
 
     def keep(self, files: str, workspace: KeptWorkspace) -> None:
         """Keep `workspace` for the next step on `files`, dropping the oldest beyond `max_kept`
@@ -70,16 +81,4 @@ class KeptTables:
         if self.max_kept <= 0 or not workspace.loaded:
             return
         with self._lock:
-            self._drop_expired()
-            self._kept.pop(files, None)
-            self._kept[files] = (time.monotonic(), workspace)
-            while len(self._kept) > self.max_kept:
-                dropped, _ = self._kept.popitem(last=False)
-                logger.info("files=<%s> | a kept workspace was dropped for room", dropped[:24])
-
-    def _drop_expired(self) -> None:
-        """Drop the workspaces kept longer than `max_age` (oldest first; called locked), so that
-        one nobody comes back for gives its memory back at the next step of any case."""
-        limit = time.monotonic() - self.max_age.total_seconds()
-        while self._kept and next(iter(self._kept.values()))[0] < limit:
-            self._kept.popitem(last=False)
+            self._kept[files] = workspace  # kept anew: its age and place start again

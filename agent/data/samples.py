@@ -15,10 +15,11 @@ import logging
 import os
 import threading
 import time
-from collections import OrderedDict
 from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
+
+from cachetools import LRUCache
 
 from agent.data.cache import Fetch
 from agent.data.ingest import HEAD_BYTES, CsvSample, inspect_head, reheaded
@@ -30,8 +31,9 @@ logger = logging.getLogger(__name__)
 
 
 class SampleCache:
-    """Files' head samples by digest, in this process's memory, the few most recent; with a
-    `folder`, each file's head bytes also on disk, for every process of the machine.
+    """Files' head samples by digest, in this process's memory, the `size` (at least 1) most
+    recently used; with a `folder`, each file's head bytes also on disk, for every process of
+    the machine, those unused for `max_age` removed as a head is written.
 
     Inspecting a file (reading its head, deciding its layout, parsing its first records) is
     done at the upload, again by the agent's inspection and by each validation: with this it is
@@ -52,9 +54,9 @@ class SampleCache:
         """The words inference reads status and kind values by: the policy's in force."""
         self.folder = folder
         self.max_age = max_age
-        self._samples: OrderedDict[tuple[str, int | None], CsvSample] = OrderedDict()
+        self._samples: LRUCache[tuple[str, int | None], CsvSample] = LRUCache(size)
         """Samples by the file's digest and the header line a person gave (None: detected)."""
-        self._proposals: OrderedDict[str, Proposal] = OrderedDict()
+        self._proposals: LRUCache[str, Proposal] = LRUCache(size)
         self.comparisons = Comparisons()
         """What inference compared of the latest pairs of samples: an edit infers again on it."""
         self._lock = threading.Lock()
@@ -74,7 +76,6 @@ class SampleCache:
         with self._lock:
             found = self._proposals.get(key)
             if found is not None:
-                self._proposals.move_to_end(key)
                 return found
 
         def reheader(sample: CsvSample, header_row: int) -> CsvSample:
@@ -102,8 +103,6 @@ class SampleCache:
         key: tuple[str, int | None] = (digest, header_row)
         with self._lock:
             found = self._samples.get(key)
-            if found is not None:
-                self._samples.move_to_end(key)
         if found is None:
             found = reheaded(sample, header_row)
             self._remember_sample(key, found)
@@ -123,9 +122,6 @@ class SampleCache:
     def _remember_proposal(self, key: str, found: Proposal) -> None:
         with self._lock:
             self._proposals[key] = found
-            self._proposals.move_to_end(key)
-            while len(self._proposals) > self.size:
-                self._proposals.popitem(last=False)
 
     def keep(self, digest: str, head: bytes, size: int, found: CsvSample) -> None:
         """Remember `found`, the sample `inspect_head` made of the file with `digest` from its
@@ -147,8 +143,6 @@ class SampleCache:
         key = (digest, header_row)
         with self._lock:
             found = self._samples.get(key)
-            if found is not None:
-                self._samples.move_to_end(key)
         if found is None:
             with self._lock:
                 detected = self._samples.get((digest, None))
@@ -163,9 +157,6 @@ class SampleCache:
     def _remember_sample(self, key: tuple[str, int | None], found: CsvSample) -> None:
         with self._lock:
             self._samples[key] = found
-            self._samples.move_to_end(key)
-            while len(self._samples) > self.size:
-                self._samples.popitem(last=False)
 
     def _head(self, digest: str, fetch: Fetch) -> tuple[bytes, int]:
         """The file's first `HEAD_BYTES` and its size: kept on disk, or read and kept."""
@@ -188,7 +179,9 @@ class SampleCache:
         return head, size
 
     def _keep(self, hexdigest: str, head: bytes, size: int) -> None:
-        """Write a head for other processes (a failure only costs a fetch later)."""
+        """Write a head for other processes (a failure only costs a fetch later), removing
+        those unused for `max_age`. Kept by hand: the heads are files shared by the machine's
+        processes and aged by their times on disk, not one process's memory (cachetools)."""
         assert self.folder is not None
         try:
             self.folder.mkdir(parents=True, exist_ok=True)

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections import OrderedDict
 from typing import Generic, TypeVar
+
+from cachetools import LRUCache
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -27,7 +28,7 @@ class ByObjects(Generic[K, V]):
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self._found: OrderedDict[tuple[object, ...], tuple[list[weakref.ref[K]], V]] = OrderedDict()
+        self._found: LRUCache[tuple[object, ...], tuple[list[weakref.ref[K]], V]] = LRUCache(size)
         self._lock = threading.Lock()
 
     def get(self, objects: tuple[K, ...], extra: object = None) -> V | None:
@@ -35,17 +36,13 @@ class ByObjects(Generic[K, V]):
         key = (*(id(o) for o in objects), extra)
         with self._lock:
             entry = self._found.get(key)
-            if entry is not None:
-                self._found.move_to_end(key)
         if entry is None or any(ref() is not o for ref, o in zip(entry[0], objects, strict=True)):
             return None
         return entry[1]
 
     def put(self, objects: tuple[K, ...], value: V, extra: object = None) -> None:
-        """Keep `value` for `objects` (and `extra`); the oldest entry goes past `size`."""
+        """Keep `value` for `objects` (and `extra`); the least recently used entry goes past
+        `size` (at least 1)."""
         key = (*(id(o) for o in objects), extra)
         with self._lock:
             self._found[key] = ([weakref.ref(o) for o in objects], value)
-            self._found.move_to_end(key)
-            while len(self._found) > self.size:
-                self._found.popitem(last=False)

@@ -15,8 +15,6 @@ from agent.data.mapping.proposal import Clarification, DatasetProposal
 from agent.data.schema import MAIN_AMOUNT, Role
 from agent.data.schema.words import CURRENCY_ALIASES
 
-# Currency symbols and the ISO codes they can stand for. A symbol that stands for one currency
-# says it; `$` and `¥` need the other file to say which.
 _SYMBOL_CODES = {
     "€": ("EUR",),
     "£": ("GBP",),
@@ -39,6 +37,10 @@ _SYMBOL_CODES = {
     "$": ("USD", "CAD", "AUD", "NZD", "SGD", "HKD", "MXN", "TWD", "ARS", "CLP", "COP"),
     "¥": ("JPY", "CNY"),
 }
+"""Currency symbols and the ISO codes they can stand for. A symbol that stands for one currency
+says it; `$` and `¥` need the other file to say which. Kept by hand: these are the likely
+currencies of a symbol, offered as a question's choices, which Babel's data does not rank (its
+locales write `$` for 27 currencies, `£` for five, and `₵` only as `GH₵`)."""
 
 
 def decide_currencies(

@@ -7,6 +7,7 @@ by `sql_text`.
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 
 from agent.data.currency import CURRENCY_EXPONENTS
@@ -14,9 +15,13 @@ from agent.data.formats import sql_trim
 from agent.data.keys import EXACT_DIGITS
 from agent.data.schema import IdReading
 
-EXPONENTS = tuple(e for e, _ in Counter(CURRENCY_EXPONENTS.values()).most_common())
-"""Every minor-unit exponent a currency has, the commonest first: one branch each in the
-amount expressions (`minor_sql`, `finer_than_minor_sql`), so that both cover the same ones."""
+
+@functools.cache
+def exponents() -> tuple[int, ...]:
+    """Every minor-unit exponent a currency has, the commonest first: one branch each in the
+    amount expressions (`minor_sql`, `finer_than_minor_sql`), so that both cover the same ones.
+    Worked out on first use: the exponents are Babel's data, never read at import."""
+    return tuple(e for e, _ in Counter(CURRENCY_EXPONENTS.values()).most_common())
 
 
 def sql_text(value: str) -> str:
@@ -118,7 +123,7 @@ def minor_sql(amount: str, unit: str, exponent: str) -> str:
         f"WHEN {e} THEN CASE WHEN abs({amount}) < 100000000 "
         f"THEN CAST(round({amount} * {10**e}) AS BIGINT) "
         f"ELSE CAST(round(CAST({amount} AS DECIMAL(38, 6)) * {10**e}) AS BIGINT) END"
-        for e in EXPONENTS
+        for e in exponents()
     )
     return f"(CASE {exponent} {branches} END)"
 
@@ -133,5 +138,5 @@ def finer_than_minor_sql(amount: str, unit: str, exponent: str) -> str:
     """
     if unit == "minor":  # in any currency that reads: a row without one is not reconciled
         return f"({exponent} IS NOT NULL AND round({amount}) <> {amount})"
-    branches = " ".join(f"WHEN {e} THEN round({amount}, {e}) <> {amount}" for e in EXPONENTS)
+    branches = " ".join(f"WHEN {e} THEN round({amount}, {e}) <> {amount}" for e in exponents())
     return f"(CASE {exponent} {branches} END)"
