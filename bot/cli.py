@@ -32,14 +32,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from agent.casefiles import Reconciliation, inspect_files, reconcile_files, validate_files
 from agent.data.demo import generate
-from agent.data.evident_reading import take_evident
-from agent.data.ingest import inspect_csv
-from agent.data.mapping import Proposal, infer_mapping
+from agent.data.mapping import Proposal
 from agent.data.money import format_amount, format_money
 from agent.data.normalize import ValidationReport
-from agent.data.pipeline import run_job
-from agent.data.reconcile import Reconciliation, validate_once
 from agent.data.schema import Mapping, Role
 from agent.errors import CommandLineError, MappingError, ReconbotError
 from bot import slack_cli, workflow_cli
@@ -166,30 +163,15 @@ def _inspect(args: argparse.Namespace) -> int:
     policy = configured_policy(Settings())  # configuration first: a bad policy file stops here
     progress = TerminalProgress()
     with progress.step(STEP_WORDS["inspect_datasets"]):
-        samples = [inspect_csv(p, p.name) for p in inputs]
-        proposal = infer_mapping(*samples, vocabulary=policy.vocabulary())
+        samples, proposal = inspect_files(inputs, policy)
     report: ValidationReport | None = None
-    mapping = proposal.mapping
-    if mapping is not None:
-        paths = {s.layout.file_name: p for s, p in zip(samples, inputs, strict=True)}
-        files = {
-            Role.ORDERS: (paths[proposal.orders.file_name], proposal.orders.file_name),
-            Role.PAYMENTS: (paths[proposal.payments.file_name], proposal.payments.file_name),
-        }
+    if proposal.mapping is not None:
         # The id reading the files show is taken as the bot takes it (`take_evident`).
         with progress.step(STEP_WORDS["validate_mapping"]):
-            proposal, report = take_evident(
-                lambda given: infer_mapping(
-                    *samples, answers=given, vocabulary=policy.vocabulary()
-                ),
-                lambda chosen: validate_once(files, chosen, policy),
-                {},
-                proposal,
-                validate_once(files, mapping, policy),
-            )
-        mapping = proposal.mapping
-        if args.save_mapping and mapping is not None and report.ok:
-            args.save_mapping.write_text(mapping.model_dump_json(indent=2) + "\n")
+            proposal, report = validate_files(inputs, samples, proposal, policy)
+    mapping = proposal.mapping
+    if report is not None and report.ok and args.save_mapping and mapping is not None:
+        args.save_mapping.write_text(mapping.model_dump_json(indent=2) + "\n")
     complete = {s.layout.file_name for s in samples if s.complete}
     if args.json:
         print(json.dumps(_proposal_document(proposal, report), ensure_ascii=False))
@@ -212,7 +194,7 @@ def _reconcile(args: argparse.Namespace) -> int:
         Role.PAYMENTS: (payments, payments.name),
     }
     with TerminalProgress().step("reading both files and reconciling…"):
-        result = run_job(files, mapping, policy, export)
+        result = reconcile_files(files, mapping, policy, export)
     if args.json:
         summary = result.reconciliation.summary()
         document = {

@@ -22,8 +22,8 @@ from slack_sdk.http_retry.builtin_handlers import (
 )
 from strands.models import Model
 
+from agent.casefiles import SampleCache
 from agent.data.policy import Policy, load_policy
-from agent.data.samples import SampleCache
 from agent.dependencies import Dependencies, SystemClock, WorkflowSettings
 from agent.domain import ApproverPolicy
 from agent.errors import ConfigurationError, DatabaseUnavailableError, NoDatabaseError

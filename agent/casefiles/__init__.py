@@ -7,8 +7,22 @@ of files (`agent.data.cache`, `agent.data.samples`, `agent.data.ingest`) behind 
 """
 
 from agent.casefiles.door import CaseFiles, file_sources
+from agent.casefiles.one_shot import inspect_files, reconcile_files, validate_files
 from agent.data.ingest import CsvSample
 from agent.data.ingest.columnar import RowProgress
+from agent.data.pipeline import JobResult
+from agent.data.reconcile import Reconciliation
 from agent.data.samples import SampleCache
 
-__all__ = ["CaseFiles", "CsvSample", "RowProgress", "SampleCache", "file_sources"]
+__all__ = [
+    "CaseFiles",
+    "CsvSample",
+    "JobResult",
+    "Reconciliation",
+    "RowProgress",
+    "SampleCache",
+    "file_sources",
+    "inspect_files",
+    "reconcile_files",
+    "validate_files",
+]
