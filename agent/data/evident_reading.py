@@ -61,7 +61,7 @@ def take_evident(
     `proposal` and `report` as they were."""
     given = {role: dict(fields) for role, fields in answers.items()}
     taken: list[str] = []
-    without = next((f for f in report.routine if "payment references" in f), "")
+    without = report.references_line
     for _ in range(MAX_EVIDENT_ROUNDS):
         if not report.proposed or _answered_ids(answers, report.proposed):
             break

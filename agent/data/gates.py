@@ -109,6 +109,7 @@ def _check_references(
         fact += f" ({multi:,} of them name several orders)"
     report.routine.append(fact)
     report.references = [named, total]
+    report.references_line = fact
     if named / total >= MIN_MATCH_SHARE and multi / total >= MIN_MATCH_SHARE:
         where = ", ".join(str(r) for r in row[1])
         report.warnings.append(

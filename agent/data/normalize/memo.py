@@ -24,7 +24,7 @@ from agent.data.normalize.report import FieldCheck, ValidationReport
 
 logger = logging.getLogger(__name__)
 
-FORMAT = 4
+FORMAT = 5
 """Bumped when what a check computes changes, so that reports of an older build are not used."""
 
 
@@ -56,6 +56,7 @@ class ValidationMemo:
                 proposed={role: dict(o) for role, o in saved.get("proposed", {}).items()},
                 proposed_reading=str(saved.get("proposed_reading", "")),
                 references=[int(v) for v in saved.get("references", [])],
+                references_line=str(saved.get("references_line", "")),
             )
             now = time.time()
             os.utime(path, (now, now))

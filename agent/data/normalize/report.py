@@ -46,6 +46,8 @@ class ValidationReport:
     payments: prefix 'WC-' removed`), for the request that proposes it."""
     references: list[int] = field(default_factory=list)
     """How many payment references name an order under this reading, and of how many."""
+    references_line: str = ""
+    """`references` in words (one of `routine`), for a proposal to say what it improves on."""
 
     @property
     def ok(self) -> bool:
@@ -65,4 +67,5 @@ def merge(first: ValidationReport, second: ValidationReport) -> ValidationReport
         proposed={**first.proposed, **second.proposed},
         proposed_reading=first.proposed_reading or second.proposed_reading,
         references=first.references or second.references,
+        references_line=first.references_line or second.references_line,
     )
