@@ -32,11 +32,10 @@ from agent.models.offline import OfflineModel
 from agent.ports import UnitOfWorkFactory
 from agent.usecases import UseCases, build_use_cases
 from bot.config import Settings
-from bot.jobs.catalogue import JobRunner
 from bot.jobs.postgres import PostgresQueue, WorkerApp, WorkerSettings, run_workers, worker_app
 from bot.slack.app import SlackBot, build_app, slack_handlers
 from bot.slack.deliveries import Deliveries
-from bot.slack.handlers import Handlers
+from bot.slack.handlers import Handlers, job_runner
 from bot.slack.server import wsgi_app
 from storage.blobs import open_blob_store
 from storage.database import (
@@ -311,7 +310,7 @@ def build_worker(
         stalled_after_seconds=settings.worker_stalled_after.total_seconds(),
         sweep_seconds=max(1, round(settings.expiry_sweep.total_seconds())),
     )
-    app = worker_app(settings.database_url, JobRunner(handlers), worker_settings)
+    app = worker_app(settings.database_url, job_runner(handlers), worker_settings)
     return Worker(app, worker_settings, runtime, handlers)
 
 

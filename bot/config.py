@@ -51,7 +51,7 @@ def _database_url(value: str) -> URL:
 
 
 class Settings(BaseSettings):
-    """Every setting of reconbot, from the environment (names as in the README)."""
+    """Every setting of reconbot, from the environment (names as in docs/configuration.md)."""
 
     model_config = SettingsConfigDict(env_prefix="", extra="ignore", populate_by_name=True)
 

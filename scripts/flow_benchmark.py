@@ -72,7 +72,7 @@ def flow_service(folder: Path) -> tuple[Any, Any]:
     )
     from bot.composition import build_runtime, migrate_database
     from bot.config import Settings
-    from bot.terminal import terminal_identity
+    from bot.terminal.console import terminal_identity
 
     settings = Settings()
     migrate_database(settings)

@@ -1,7 +1,9 @@
 """Durable work: what a web process enqueues and a worker runs.
 
-A Slack listener verifies, acknowledges and enqueues one named job (`catalogue`); a worker runs
-it by calling the bot's handler. Two queues carry the same jobs:
+A Slack listener verifies, acknowledges and enqueues one named job (`bot.slack.jobs`); a worker
+runs it through the `Runner` it was given at composition, which calls the bot's handler. This
+package knows nothing of Slack: `queue` is the port (`JobQueue`, `Runner`, `Attempt`). Two
+queues carry the same jobs:
 
 - `postgres`: procrastinate on PostgreSQL. Web processes only enqueue; `reconbot worker`
   processes run the jobs, anywhere, with one lock per Slack thread (a case's jobs never

@@ -1,4 +1,4 @@
-"""The embedded queue: the catalogue's jobs on this process's own executors (SQLite, one
+"""The embedded queue: the bot's jobs on this process's own executors (SQLite, one
 process). Same jobs, same retries with backoff as on PostgreSQL; a job's `once` key is held
 while it waits, and its thread lock is taken by the handlers themselves (`BotWork.serialised`).
 
@@ -22,8 +22,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from agent.errors import StorageUnavailableError
-from bot.jobs.queue import Attempt, Lane, RetryPolicy
-from bot.slack.work import BotWork
+from bot.jobs.queue import Attempt, Lane, RetryPolicy, Runner
 
 logger = logging.getLogger(__name__)
 
@@ -35,11 +34,19 @@ TURN_SECONDS = 0.5
 _Job = tuple[str, dict[str, Any], Lane, str | None, float]
 
 
-class Runner(Protocol):
-    """Runs a job by name (`catalogue.JobRunner`)."""
+class Lanes(Protocol):
+    """The process's two executors (the Slack bot's `BotWork`): long work, and decisions."""
 
-    def run(self, name: str, args: dict[str, Any], attempt: Attempt) -> None:
-        """Run job `name` with `args`."""
+    def submit(self, work: Callable[..., None], *args: Any) -> object:
+        """Run `work(*args)` on the lane of long work."""
+        ...
+
+    def decide(self, work: Callable[..., None], *args: Any) -> object:
+        """Run `work(*args)` on the decision lane."""
+        ...
+
+    def close(self) -> None:
+        """Finish the work started; stop."""
         ...
 
 
@@ -50,7 +57,7 @@ class InProcessQueue:
 
     def __init__(
         self,
-        work: BotWork,
+        work: Lanes,
         retry: RetryPolicy | None = None,
         wait_turn: Callable[[float], None] | None = None,
     ) -> None:

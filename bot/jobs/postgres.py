@@ -1,6 +1,6 @@
 """The durable queue: procrastinate on PostgreSQL.
 
-Web processes open a `PostgresQueue` and only enqueue. `run_workers` runs the catalogue's jobs
+Web processes open a `PostgresQueue` and only enqueue. `run_workers` runs the bot's jobs
 in a worker process: one procrastinate worker per lane (so a click never waits behind
 inspections), each heart-beating. A job whose worker stopped heart-beating (killed, its host
 gone) is put back by the periodic `retry_stalled` job of any other worker, and runs again
@@ -26,8 +26,7 @@ from procrastinate.worker import Worker
 from sqlalchemy.engine import make_url
 
 from agent.errors import StorageUnavailableError
-from bot.jobs.catalogue import SWEEP, JobRunner
-from bot.jobs.queue import Attempt, Lane, RetryPolicy
+from bot.jobs.queue import SWEEP, Attempt, Lane, RetryPolicy, Runner
 
 logger = logging.getLogger(__name__)
 
@@ -115,8 +114,8 @@ class PostgresQueue:
         self.app.close()
 
 
-def worker_app(database_url: str, runner: JobRunner, settings: WorkerSettings) -> procrastinate.App:
-    """A procrastinate app whose tasks are the catalogue's jobs, run by `runner`, plus the
+def worker_app(database_url: str, runner: Runner, settings: WorkerSettings) -> procrastinate.App:
+    """A procrastinate app whose tasks are the jobs `runner` knows, run by it, plus the
     periodic upkeep and the retry of jobs whose worker stopped."""
     app = procrastinate.App(
         connector=procrastinate.PsycopgConnector(conninfo=conninfo(database_url))
@@ -151,7 +150,7 @@ def worker_app(database_url: str, runner: JobRunner, settings: WorkerSettings) -
     return app
 
 
-def _job(runner: JobRunner, name: str, strategy: _PassingFailures) -> Any:
+def _job(runner: Runner, name: str, strategy: _PassingFailures) -> Any:
     def job(context: JobContext, **args: Any) -> None:
         assert context.job is not None
         previous = context.job.attempts

@@ -1,10 +1,15 @@
-"""The port every listener enqueues through, and what a job knows about its own run."""
+"""The job queue's port: what enqueues a job (`JobQueue`), what runs one (`Runner`), and what a
+job knows about its own run. Nothing here knows which jobs there are (the Slack bot's are in
+`bot.slack.jobs`) but the periodic upkeep, `SWEEP`, which the PostgreSQL workers schedule."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol
+
+SWEEP = "sweep"
+"""The periodic upkeep job (expiry, unfinished uploads, stale claims)."""
 
 
 class Lane(StrEnum):
@@ -57,7 +62,7 @@ def thread_lock(channel: str | None, thread_ts: str | None) -> str:
 
 
 class JobQueue(Protocol):
-    """Enqueue a named job of the catalogue with JSON arguments."""
+    """Enqueue a named job with JSON arguments."""
 
     def enqueue(
         self,
@@ -75,4 +80,17 @@ class JobQueue(Protocol):
 
     def close(self) -> None:
         """Finish or hand back what this process started; stop."""
+        ...
+
+
+class Runner(Protocol):
+    """Runs a job by name (the Slack bot's `JobRunner`, set at composition)."""
+
+    @property
+    def names(self) -> list[str]:
+        """Every job's name."""
+        ...
+
+    def run(self, name: str, args: dict[str, Any], attempt: Attempt) -> None:
+        """Run job `name` with `args`; what it raises is for the queue to retry or record."""
         ...

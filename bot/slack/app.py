@@ -27,11 +27,16 @@ from agent.domain import ApproverPolicy
 from agent.errors import ConfigurationError
 from agent.usecases import UseCases
 from bot.config import Settings
+from bot.jobs.in_process import InProcessQueue
 from bot.jobs.queue import JobQueue
+from bot.slack.answering import ANSWERING
 from bot.slack.deliveries import Deliveries
 from bot.slack.files import SlackFiles
-from bot.slack.handlers import Handlers, HandlerSettings, build_handlers
+from bot.slack.handlers import Handlers, HandlerSettings, build_handlers, job_runner
 from bot.slack.listeners import register
+from bot.slack.listeners.deps import ListenerDeps
+from bot.slack.visibility import visibility_for
+from bot.slack.work import BotWork
 
 logger = logging.getLogger(__name__)
 
@@ -66,7 +71,8 @@ def slack_handlers(
     queue: JobQueue | None = None,
 ) -> Handlers:
     """The bot's handlers (what jobs call), for a web process or a worker: with `queue`, the
-    PostgreSQL job queue; without, the embedded one."""
+    PostgreSQL job queue; without, the embedded one, running the jobs on this process's lanes
+    through the handlers' registry (`job_runner`)."""
     assert client.token is not None
     files = SlackFiles(
         client,
@@ -74,19 +80,28 @@ def slack_handlers(
         api_url=settings.slack_api_url,
         max_bytes=settings.max_upload_bytes,
     )
-    return build_handlers(
+    handler_settings = HandlerSettings(
+        expiry_sweep_seconds=settings.expiry_sweep.total_seconds(),
+        delivery_hold=settings.claim_lease,
+        local_owners=queue is None,
+    )
+    work = BotWork(handler_settings.workers)
+    embedded: InProcessQueue | None = None
+    if queue is None:
+        queue = embedded = InProcessQueue(work, wait_turn=ANSWERING.wait_quiet)
+    handlers = build_handlers(
         service,
         deliveries,
         client,
         files,
         ApproverPolicy(approvers=settings.approvers, self_approval=settings.self_approval),
-        HandlerSettings(
-            expiry_sweep_seconds=settings.expiry_sweep.total_seconds(),
-            delivery_hold=settings.claim_lease,
-            local_owners=queue is None,
-        ),
+        handler_settings,
+        work,
         queue,
     )
+    if embedded is not None:
+        embedded.bind(job_runner(handlers))
+    return handlers
 
 
 def build_app(
@@ -150,5 +165,5 @@ def build_app(
     def on_error(error: Exception, body: dict[str, Any]) -> None:
         logger.error("type=%s error=%s | listener failed", body.get("type"), type(error).__name__)
 
-    register(app, service, handlers)
+    register(app, ListenerDeps(service, handlers, visibility_for(app.client)))
     return SlackBot(app, handlers)

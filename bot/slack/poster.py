@@ -10,7 +10,7 @@ from typing import Any
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from bot.charts import ChartFile
+from bot.presentation.charts import ChartFile
 from bot.slack.blocks import ExceptionsFile, Rendered
 
 logger = logging.getLogger(__name__)

@@ -17,9 +17,9 @@ from agent.approval import requesters_of
 from agent.domain import ApprovalRequest, Outcome, PauseState, PauseStatus, RefusalReason
 from agent.errors import ApprovalRefusedError, MalformedRequestError
 from agent.usecases.queries import Queries
-from bot import charts
-from bot.charts import ChartFile
-from bot.printer import render_request
+from bot.presentation import charts
+from bot.presentation.charts import ChartFile
+from bot.presentation.request_text import render_request
 from bot.slack import blocks
 from bot.slack.deliveries import Deliveries
 from bot.slack.poster import ThreadPoster

@@ -20,9 +20,9 @@ import logging
 import threading
 import time
 import weakref
-from collections import OrderedDict
 from collections.abc import Callable, Iterable
 
+from cachetools import TTLCache
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
@@ -55,27 +55,24 @@ class ChannelVisibility:
         self.ttl = ttl
         self.max_people = max_people
         self.clock = clock
-        self._cache: OrderedDict[str, tuple[float, frozenset[str]]] = OrderedDict()
+        self._cache: TTLCache[str, frozenset[str]] = TTLCache(
+            maxsize=max(max_people, 1), ttl=ttl, timer=clock
+        )
         self._lock = threading.Lock()
 
     def channels_of(self, user: str) -> frozenset[str]:
         """The ids of the conversations `user` is in; empty when Slack cannot say."""
         if not user:
             return frozenset()
-        now = self.clock()
         with self._lock:
             cached = self._cache.get(user)
-            if cached is not None and cached[0] > now:
-                self._cache.move_to_end(user)
-                return cached[1]
+        if cached is not None:
+            return cached
         channels = self._ask_slack(user)
         if channels is None:
             return frozenset()
         with self._lock:
-            self._cache[user] = (now + self.ttl, channels)
-            self._cache.move_to_end(user)
-            while len(self._cache) > self.max_people:
-                self._cache.popitem(last=False)
+            self._cache[user] = channels
         return channels
 
     def can_see(self, user: str, investigation: Investigation) -> bool:

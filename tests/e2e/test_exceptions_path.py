@@ -20,7 +20,7 @@ import pytest
 from agent.domain import Outcome
 from agent.errors import StorageError
 from bot.config import Settings
-from bot.exceptions_file import locate_exceptions
+from bot.terminal.exceptions_file import locate_exceptions
 from tests.support.cli import demo_folder, reconbot
 
 HOME = Path(".local", "share", "reconbot")

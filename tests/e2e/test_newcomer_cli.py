@@ -83,7 +83,7 @@ def closed_stdout(folder: Path, *args: str, stdin: str = "") -> tuple[int, str]:
     os.close(read)  # closed before the process writes: every write meets a closed pipe
     env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HOME": str(folder)}
     done = subprocess.run(
-        [sys.executable, "-m", "bot.cli", *args],
+        [sys.executable, "-m", "bot.terminal.cli", *args],
         cwd=folder,
         input=stdin,
         stdout=write,

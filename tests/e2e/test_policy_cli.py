@@ -1,7 +1,7 @@
 """The policy file as a person uses it: `RECONBOT_POLICY` read by the installed console script.
 
 Each command runs `reconbot` (the console script of the project's environment) as a separate
-process with a clean environment, as `tests/support/cli.py` does for `python -m bot.cli`.
+process with a clean environment, as `tests/support/cli.py` does for `python -m bot.terminal.cli`.
 """
 
 from __future__ import annotations

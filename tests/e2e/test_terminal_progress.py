@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from bot.terminal import TerminalProgress
+from bot.terminal.console import TerminalProgress
 from tests.support.cli import ROOT, demo_folder, documents, reconbot
 
 TIMEOUT = 240
@@ -35,7 +35,7 @@ def on_terminal(*args: str, cwd: Path, stdin: str = "") -> tuple[int, str, str]:
     env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HOME": str(cwd), "TERM": "xterm"}
     env.update({k: v for k, v in os.environ.items() if k.startswith("LC_") or k == "LANG"})
     process = subprocess.Popen(
-        [sys.executable, "-m", "bot.cli", *args],
+        [sys.executable, "-m", "bot.terminal.cli", *args],
         cwd=cwd,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from bot import terminal
+from bot.terminal import console as terminal
 from storage.database import head_revision
 from tests.support.cli import demo_folder, documents, os_identity, reconbot
 

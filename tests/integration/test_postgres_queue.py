@@ -86,7 +86,7 @@ class Ran:
 
 
 class FakeRunner:
-    """The catalogue's runner as a worker sees it: records each run; once `enough(runs)`, sends
+    """The bot's job runner as a worker sees it: records each run; once `enough(runs)`, sends
     this process SIGTERM a second later (time for a duplicate run to show), as a process
     manager stops a worker. A watchdog sends it anyway after DEADLINE_SECONDS."""
 

@@ -34,7 +34,7 @@ def reconbot(
     base = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "USER": "alice", "HOME": str(cwd)}
     base.update({k: v for k, v in os.environ.items() if k.startswith("LC_") or k == "LANG"})
     return subprocess.run(
-        [sys.executable, "-m", "bot.cli", *args],
+        [sys.executable, "-m", "bot.terminal.cli", *args],
         cwd=cwd,
         input=stdin,
         capture_output=True,

@@ -37,10 +37,11 @@ from agent.identity import canonical_json
 from agent.models.offline import OfflineModel
 from agent.usecases import UseCases, build_use_cases
 from agent.usecases.common import Upload
-from bot.printer import render_request, request_document
-from bot.readings import ASKED
+from bot.presentation.readings import ASKED
+from bot.presentation.request_text import render_request
 from bot.slack import blocks
 from bot.slack.payloads import ModalMetadata
+from bot.terminal.printer import request_document
 from storage.blobs import LocalBlobStore
 from tests.standins.slack.web_api import validate_blocks
 from tests.support.fake_uow import MemoryUnitOfWorkFactory

@@ -24,7 +24,7 @@ from agent.data.policy import Policy
 from agent.data.reconcile import connect, load_and_validate
 from agent.data.schema import Mapping, Role
 from agent.identity import mapping_digest
-from bot.workflow_cli import parse_edit
+from bot.terminal.workflow_cli import parse_edit
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "dead_ends"
 LIMIT = 1 << 30

@@ -26,7 +26,7 @@ from agent.data.reconcile import connect, load_and_validate
 from agent.data.samples import SampleCache
 from agent.data.schema import Role
 from agent.errors import MappingError, MissingHeaderError
-from bot.readings import describe_reading
+from bot.presentation.readings import describe_reading
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "header_rows"
 AMAZON = FIXTURES / "amazon_date_range.csv"

@@ -11,7 +11,7 @@ from typing import Any
 
 from slack_sdk.models.blocks import Block, ContextBlock, MarkdownTextObject, SectionBlock
 
-from bot.terminal_text import cell
+from bot.presentation.text import cell
 
 MAX_BLOCKS = 50
 MAX_SECTION = 3000

@@ -17,7 +17,7 @@ from slack_sdk.models.views import View
 
 from agent.data.schema import READING_OPTIONS, SCHEMA, Role
 from agent.domain import ApprovalRequest
-from bot.readings import asked_of, shown_reading
+from bot.presentation.readings import asked_of, shown_reading
 from bot.slack.blocks.common import (
     MAX_HEADER,
     MAX_OPTION_TEXT,
@@ -85,7 +85,7 @@ def message_modal(title: str, text: str) -> dict[str, Any]:
 
 def options_hint() -> str:
     """What a person may write in the reading-options input: one `name=value` per line, and
-    every option's name, whole (what each does is in the README's reading options table; the
+    every option's name, whole (what each does is in docs/reading.md's reading options table; the
     hints' 2,000 characters would cut their descriptions mid-word)."""
     return (
         "One per line, name=value, e.g. id_prefix=WC- or kinds_ignore=Fee, Payout. "

@@ -19,7 +19,8 @@ from slack_sdk.models.blocks import (
 
 from agent.data.schema import Role
 from agent.domain import ApprovalRequest, PauseKind, PauseState
-from bot.readings import ASKED, asked_of, describe_reading, routine_line, shown_reading
+from bot.presentation.readings import ASKED, asked_of, describe_reading, routine_line, shown_reading
+from bot.presentation.text import cell
 from bot.slack.blocks.common import (
     MAX_BLOCK_ID,
     MAX_BLOCKS,
@@ -46,7 +47,6 @@ from bot.slack.blocks.common import (
 )
 from bot.slack.ids import ANSWER, APPROVE, EDIT, REJECT
 from bot.slack.payloads import AnswerBlockId, ButtonValue
-from bot.terminal_text import cell
 
 _SECTIONS = 6
 """Sections one part of a request may take (each up to Block Kit's 3,000 characters): the

@@ -21,6 +21,7 @@ from agent.approval import approval_parties, parties_in_words
 from agent.data.ledger import ledger_lines
 from agent.data.money import format_money
 from agent.domain import ApprovalRequest, ApproverPolicy, Outcome, ToolExecution, phase_runs
+from bot.presentation.text import cell
 from bot.slack.blocks.common import (
     MAX_BLOCKS,
     MAX_SECTION,
@@ -39,7 +40,6 @@ from bot.slack.blocks.common import (
 from bot.slack.blocks.trace import approval_words, computed_line
 from bot.slack.ids import RETRY
 from bot.slack.payloads import ButtonValue
-from bot.terminal_text import cell
 
 MAY_NOT_DECIDE = "You may not decide this request."
 MAX_FIELDS = 10

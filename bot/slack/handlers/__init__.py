@@ -1,8 +1,10 @@
 """The bot's side of an investigation, one module per story: `intake` (files, try again),
 `decisions` (approve, reject, edit, answer), `questions` (answers, home), `upkeep` (recovery
 reports, the sweep). Listeners acknowledge, parse the payload, and enqueue one job
-(`jobs`, see `bot.jobs`); the job calls one handler, which makes the use case's call and shows
-the result in the thread through `messages` and the poster.
+(`jobs`, see `bot.slack.jobs`) on the queue they were given (`bot.jobs.queue.JobQueue`); the
+job calls one handler through the registry `job_runner` makes, which the composition hands to
+the queue, and the handler makes the use case's call and shows the result in the thread
+through `messages` and the poster.
 """
 
 from __future__ import annotations
@@ -15,10 +17,7 @@ from slack_sdk import WebClient
 
 from agent.domain import ApproverPolicy
 from agent.usecases import UseCases
-from bot.jobs.catalogue import Enqueue, JobRunner
-from bot.jobs.in_process import InProcessQueue
 from bot.jobs.queue import JobQueue
-from bot.slack.answering import ANSWERING
 from bot.slack.approvers import ApproverDirectory
 from bot.slack.deliveries import Deliveries
 from bot.slack.files import SlackFiles
@@ -26,6 +25,7 @@ from bot.slack.handlers.decisions import DecisionHandlers
 from bot.slack.handlers.intake import IntakeHandlers
 from bot.slack.handlers.questions import QuestionHandlers
 from bot.slack.handlers.upkeep import Upkeep
+from bot.slack.jobs import Enqueue, JobRunner, JobTargets
 from bot.slack.poster import ThreadPoster
 from bot.slack.request_messages import RequestMessages
 from bot.slack.work import BotWork
@@ -37,8 +37,9 @@ logger = logging.getLogger(__name__)
 class HandlerSettings:
     """How the bot runs its work: pool size, how often it sweeps, how long an upload's
     delivery is held by the process working on it before another may resume it, and whether
-    a dead process of this host is recognised by its pid (not with a job queue: it re-runs
-    the jobs of a worker that stopped)."""
+    a dead process of this host is recognised by its pid and this process sweeps (the
+    embedded queue; not with the PostgreSQL queue: it re-runs the jobs of a worker that
+    stopped, and workers sweep)."""
 
     workers: int = 4
     expiry_sweep_seconds: float = 30.0
@@ -58,11 +59,12 @@ class Handlers:
     decisions: DecisionHandlers
     questions: QuestionHandlers
     upkeep: Upkeep
+    sweeps: bool = True
 
     def start(self) -> None:
         """Start background work: recovery reports, then the sweep (for the embedded queue;
         with PostgreSQL, the workers sweep)."""
-        if isinstance(self.queue, InProcessQueue):
+        if self.sweeps:
             self.upkeep.start()
 
     def close(self) -> None:
@@ -79,14 +81,11 @@ def build_handlers(
     files: SlackFiles,
     approver_policy: ApproverPolicy,
     settings: HandlerSettings,
-    queue: JobQueue | None = None,
+    work: BotWork,
+    queue: JobQueue,
 ) -> Handlers:
-    """The handlers of the bot over `service`, talking to Slack through `client`, enqueueing
-    on `queue` (None: the embedded queue, running the jobs on this process's executors)."""
-    work = BotWork(settings.workers)
-    jobs_queue: JobQueue = (
-        queue if queue is not None else InProcessQueue(work, wait_turn=ANSWERING.wait_quiet)
-    )
+    """The handlers of the bot over `service`, talking to Slack through `client`, running on
+    `work`'s lanes and enqueueing on `queue`."""
     poster = ThreadPoster(client)
     messages = RequestMessages(poster, deliveries, service.queries)
 
@@ -99,11 +98,11 @@ def build_handlers(
         except RuntimeError:  # the lanes are closed: the bot is stopping
             logger.warning("ref=%s | not told in the thread: the bot is stopping", ref)
 
-    jobs = Enqueue(jobs_queue, unqueued)
+    jobs = Enqueue(queue, unqueued)
     intake = IntakeHandlers(service, files, deliveries, work, poster, messages)
-    handlers = Handlers(
+    return Handlers(
         work=work,
-        queue=jobs_queue,
+        queue=queue,
         jobs=jobs,
         messages=messages,
         intake=intake,
@@ -122,7 +121,24 @@ def build_handlers(
             hold=settings.delivery_hold,
             local_owners=settings.local_owners,
         ),
+        sweeps=settings.local_owners,
     )
-    if isinstance(jobs_queue, InProcessQueue):
-        jobs_queue.bind(JobRunner(handlers))
-    return handlers
+
+
+def job_runner(handlers: Handlers) -> JobRunner:
+    """What runs the jobs: each job's handler call, for the queue's workers (the registry the
+    composition hands to the queue)."""
+    return JobRunner(
+        JobTargets(
+            files_shared=handlers.intake.files_shared,
+            investigate_again=handlers.intake.investigate_again,
+            question=handlers.questions.question,
+            publish_home=handlers.questions.publish_home,
+            approve=handlers.decisions.approve,
+            answer=handlers.decisions.answer,
+            reject=handlers.decisions.reject,
+            edit=handlers.decisions.edit,
+            sweep=handlers.upkeep.sweep,
+            recover_claims=handlers.upkeep.recover_claims,
+        )
+    )

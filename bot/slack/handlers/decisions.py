@@ -9,6 +9,8 @@ hands the claimed pause to `claimed`, and returns the outcome; a refusal carries
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
@@ -16,7 +18,7 @@ from slack_sdk.errors import SlackApiError
 from agent.approval import Origin
 from agent.data.schema import Role
 from agent.dependencies import SYSTEM_ACTOR
-from agent.domain import ApprovalRequest, PauseState, PauseStatus, RefusalReason
+from agent.domain import ApprovalRequest, Outcome, PauseState, PauseStatus, RefusalReason
 from agent.errors import ApprovalRefusedError, MalformedRequestError, ReconbotError
 from agent.pause import Transition, apply
 from agent.usecases import UseCases
@@ -37,6 +39,17 @@ from bot.slack.request_messages import RequestMessages
 from bot.slack.work import BotWork
 
 logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Finished:
+    """What became of an approval whose job run was cut off: the pause as it stands now, the
+    outcome (saved before the cut, or by the re-run; None: there is none), and what the re-run
+    raised, if it did."""
+
+    state: PauseState
+    outcome: Outcome | None
+    error: Exception | None = None
 
 
 class DecisionHandlers:
@@ -126,40 +139,60 @@ class DecisionHandlers:
     def _finish_interrupted(self, click: Click, button: ButtonValue, attempt: Attempt) -> bool:
         """After a cut-off run: finish the claim it held, or show what it had finished; False
         when that run had claimed nothing (decide as on a first run)."""
-        state = self.service.queries.pause(button.pause_id)
-        if state is None or state.decided_by != click.user:
+        locks = []
+
+        def rerun(state: PauseState) -> None:
+            request = state.request
+            self.poster.post(
+                click.channel,
+                request.thread_ts,
+                blocks.picked_up_note("the reconciliation", attempt.number),
+            )
+            lock = self.work.lock(request.channel, request.thread_ts)
+            lock.acquire()
+            locks.append(lock)
+
+        try:
+            finished = self._finish_interrupted_run(button.pause_id, click.user, on_rerun=rerun)
+        finally:
+            for lock in locks:
+                lock.release()
+        if finished is None:
             return False
-        request = state.request
-        if state.status is PauseStatus.CONSUMED:
-            # Finished and saved before the cut: the results may not have been shown.
-            outcome = self.service.queries.status(request.investigation_id).outcome
-            if outcome is not None and outcome.pause_id == button.pause_id:
-                self.messages.report_outcome(outcome, state, click.user)
-                return True
-            return False
-        if state.status is not PauseStatus.CLAIMED:
-            return False
-        self.poster.post(
-            click.channel,
-            request.thread_ts,
-            blocks.picked_up_note("the reconciliation", attempt.number),
-        )
-        lock = self.work.lock(request.channel, request.thread_ts)
-        with lock:
-            try:
-                outcome = self.service.recovery.resume_interrupted(button.pause_id)
-            except Exception as error:
-                if not isinstance(error, ReconbotError):
-                    logger.exception("pause=%s | re-run failed", button.pause_id)
-                outcome, words = None, str(error) if isinstance(error, ReconbotError) else ""
+        if finished.outcome is not None:
+            self.messages.report_outcome(finished.outcome, finished.state, click.user)
+        elif finished.state.status is PauseStatus.FAILED:
+            error = finished.error
+            if isinstance(error, ReconbotError):
+                words = str(error)
             else:
-                words = blocks.RESTARTED_WHILE_RECONCILING
-        latest = self.service.queries.pause(button.pause_id) or state
-        if outcome is not None:
-            self.messages.report_outcome(outcome, latest, click.user)
-        elif latest.status is PauseStatus.FAILED:
-            self.messages.report_failure(latest, words or blocks.INTERNAL_FAILURE)
+                words = blocks.INTERNAL_FAILURE if error else blocks.RESTARTED_WHILE_RECONCILING
+            self.messages.report_failure(finished.state, words)
         return True
+
+    def _finish_interrupted_run(
+        self, pause_id: str, decider: str, *, on_rerun: Callable[[PauseState], None]
+    ) -> Finished | None:
+        """What became of the approval of `decider` whose job run was cut off: None when that
+        run claimed nothing for them; the outcome it saved before the cut; or its claim taken
+        over and re-run at once (`on_rerun` told first), with the error if the re-run raised."""
+        state = self.service.queries.pause(pause_id)
+        if state is None or state.decided_by != decider:
+            return None
+        if state.status is PauseStatus.CONSUMED:
+            outcome = self.service.queries.status(state.request.investigation_id).outcome
+            found = outcome is not None and outcome.pause_id == pause_id
+            return Finished(state, outcome) if found else None
+        if state.status is not PauseStatus.CLAIMED:
+            return None
+        on_rerun(state)
+        try:
+            outcome = self.service.recovery.resume_interrupted(pause_id)
+        except Exception as error:
+            if not isinstance(error, ReconbotError):
+                logger.exception("pause=%s | re-run failed", pause_id)
+            return Finished(self.service.queries.pause(pause_id) or state, None, error)
+        return Finished(self.service.queries.pause(pause_id) or state, outcome)
 
     def reject(self, metadata: ModalMetadata, user: str, reason: str) -> None:
         """Reject a request with the reason from the modal."""

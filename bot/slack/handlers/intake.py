@@ -11,7 +11,7 @@ from typing import Any
 from slack_sdk.errors import SlackApiError
 
 from agent.data.schema import Role
-from agent.domain import InvestigationStatus, PauseStatus
+from agent.domain import ApprovalRequest, InvestigationStatus, PauseStatus
 from agent.errors import MalformedRequestError, ModelError, ReconbotError, StorageUnavailableError
 from agent.usecases import UseCases
 from agent.usecases.common import Upload
@@ -186,10 +186,23 @@ class IntakeHandlers:
         role: Role | None,
         progress: ProgressMessage,
     ) -> None:
-        """Every file was byte-identical to the case's. If a request stands (or the case is
-        past its decision), say nothing changed; if none does (the inspection that would have
-        made it was cut off), inspect again, so the person is never told of a request that
+        """Every file was byte-identical to the case's: say nothing changed, or show the request
+        of the inspection that had been cut off, so the person is never told of a request that
         does not exist."""
+        request = self._inspect_if_unanswered(investigation_id, actor=user, progress=progress)
+        if request is None:
+            assert role is not None
+            progress.finish(blocks.unchanged_note(name, role))
+            return
+        progress.finish(blocks.inspected_note(investigation_id))
+        self.messages.post(request)
+
+    def _inspect_if_unanswered(
+        self, investigation_id: str, *, actor: str, progress: ProgressMessage
+    ) -> ApprovalRequest | None:
+        """Inspect the current revision again when its inspection never ended on a request (it
+        was cut off) and the case still waits for one; None when a request stands or stood for
+        the revision, the revision lacks a file, or the case is past its decision."""
         report = self.service.queries.status(investigation_id)
         revision = report.revisions[-1]
         requested = any(
@@ -202,14 +215,10 @@ class IntakeHandlers:
             InvestigationStatus.FAILED,
         )
         if requested or not revision.complete or not waiting or report.outcome:
-            assert role is not None
-            progress.finish(blocks.unchanged_note(name, role))
-            return
-        request = self.service.intake.investigate_again(
-            investigation_id, actor=user, progress=progress
+            return None
+        return self.service.intake.investigate_again(
+            investigation_id, actor=actor, progress=progress
         )
-        progress.finish(blocks.inspected_note(investigation_id))
-        self.messages.post(request)
 
     def _add(
         self, investigation_id: str, user: str, item: SharedFile, progress: ProgressMessage

@@ -19,120 +19,131 @@ from slack_sdk import WebClient
 
 from agent.domain import ApprovalRequest
 from agent.errors import ApprovalRefusedError, MalformedRequestError
-from agent.usecases import UseCases
 from bot.slack import blocks
-from bot.slack.handlers import Handlers
+from bot.slack.listeners.deps import ListenerDeps, bound
 from bot.slack.payloads import ButtonValue, ClarificationAnswer, Click, ModalMetadata
 
 logger = logging.getLogger(__name__)
 
 
-def register(app: App, service: UseCases, handlers: Handlers) -> None:
+def register(app: App, deps: ListenerDeps) -> None:
     """Register the action listeners."""
+    app.action(blocks.APPROVE)(bound(on_approve, deps))
+    app.action(blocks.RETRY)(bound(on_approve, deps))
+    app.action(blocks.INVESTIGATE_AGAIN)(bound(on_investigate_again, deps))
+    app.action(re.compile(f"^{blocks.ANSWER}:"))(bound(on_answer, deps))
+    app.action(blocks.REJECT)(ack=acknowledge, lazy=[bound(open_reject_modal, deps)])
+    app.action(blocks.EDIT)(ack=acknowledge, lazy=[bound(open_edit_modal, deps)])
 
-    def _click(body: dict[str, Any]) -> Click | None:
-        """The click, or None (logged) for a payload without a clicker or a channel: there is
-        nobody to tell, and nothing is done."""
-        try:
-            return Click.from_body(body)
-        except MalformedRequestError:
-            logger.warning("a block action without a user or a channel; ignored")
-            return None
 
-    def _decision(click: Click) -> ButtonValue | None:
-        """The decision button's value, or None after telling the clicker it is not ours."""
-        try:
-            return ButtonValue.decode(click.value)
-        except MalformedRequestError as error:
-            logger.warning("user=%s | a decision button that reconbot did not issue", click.user)
-            handlers.work.decide(
-                handlers.messages.refuse, click.channel, click.user, click.thread_ts, error
-            )
-            return None
+def on_approve(deps: ListenerDeps, ack: Ack, body: dict[str, Any]) -> None:
+    """Approve, or Retry on a failure message (the same decision: the guard lets a failed
+    pause be claimed again): enqueue it; the guard runs in the job."""
+    ack()
+    click = _click(body)
+    button = _decision(deps, click) if click else None
+    if click is not None and button is not None:
+        deps.handlers.jobs.approve(click, button)
 
-    @app.action(blocks.APPROVE)
-    def on_approve(ack: Ack, body: dict[str, Any]) -> None:
-        ack()
-        click = _click(body)
-        button = _decision(click) if click else None
-        if click is not None and button is not None:
-            handlers.jobs.approve(click, button)
 
-    @app.action(blocks.RETRY)
-    def on_retry(ack: Ack, body: dict[str, Any]) -> None:
-        ack()
-        click = _click(body)
-        button = _decision(click) if click else None
-        if click is not None and button is not None:
-            handlers.jobs.approve(click, button)
+def on_investigate_again(deps: ListenerDeps, ack: Ack, body: dict[str, Any]) -> None:
+    """ "Try again" after the model could not take its turn: enqueue the inspection."""
+    ack()
+    click = _click(body)
+    if click is not None:
+        deps.handlers.jobs.investigate_again(click)
 
-    @app.action(blocks.INVESTIGATE_AGAIN)
-    def on_investigate_again(ack: Ack, body: dict[str, Any]) -> None:
-        ack()
-        click = _click(body)
-        if click is not None:
-            handlers.jobs.investigate_again(click)
 
-    @app.action(re.compile(f"^{blocks.ANSWER}:"))
-    def on_answer(ack: Ack, body: dict[str, Any]) -> None:
-        ack()
-        click = _click(body)
-        if click is None:
-            return
-        try:
-            answer = ClarificationAnswer.from_body(body)
-        except MalformedRequestError as error:
-            handlers.work.decide(
-                handlers.messages.refuse, click.channel, click.user, click.thread_ts, error
-            )
-            return
-        handlers.jobs.answer(click, answer)
+def on_answer(deps: ListenerDeps, ack: Ack, body: dict[str, Any]) -> None:
+    """A clarification answered with its select: enqueue the edit it makes."""
+    ack()
+    click = _click(body)
+    if click is None:
+        return
+    try:
+        answer = ClarificationAnswer.from_body(body)
+    except MalformedRequestError as error:
+        _refuse(deps, click, error)
+        return
+    deps.handlers.jobs.answer(click, answer)
 
-    def _pending(click: Click) -> tuple[ModalMetadata, ApprovalRequest] | None:
-        """The metadata for a decision modal, or None after telling the clicker why not."""
-        button = _decision(click)
-        if button is None:
-            return None
-        try:
-            state = service.decisions.decidable(button.pause_id, button.authorization, click.origin)
-        except ApprovalRefusedError as refusal:
-            handlers.work.decide(
-                handlers.messages.refuse, click.channel, click.user, click.thread_ts, refusal
-            )
-            return None
-        metadata = ModalMetadata(
-            pause_id=button.pause_id,
-            authorization=button.authorization,
-            channel=click.channel,
-            message_ts=click.message_ts or "",
-            thread_ts=click.thread_ts or "",
-            team=click.team or "",
+
+def acknowledge(ack: Ack) -> None:
+    """Acknowledge at once; the modal is opened by the lazy listener."""
+    ack()
+
+
+def open_reject_modal(deps: ListenerDeps, body: dict[str, Any], client: WebClient) -> None:
+    """Open the Reject modal for a request the guard still lets the clicker decide."""
+    click = _click(body)
+    found = _pending(deps, click) if click else None
+    if click is not None and found is not None:
+        metadata, request = found
+        client.views_open(trigger_id=click.trigger_id, view=blocks.reject_modal(request, metadata))
+
+
+def open_edit_modal(deps: ListenerDeps, body: dict[str, Any], client: WebClient) -> None:
+    """Open a loading modal at once (the trigger id is short-lived), then let the decision
+    lane fill it with the edit form once the files' headers are read."""
+    click = _click(body)
+    found = _pending(deps, click) if click else None
+    if click is not None and found is not None:
+        metadata, request = found
+        opened = client.views_open(
+            trigger_id=click.trigger_id, view=blocks.loading_modal("Edit the mapping")
         )
-        return metadata, state.request
+        handlers = deps.handlers
+        handlers.work.decide(
+            handlers.decisions.show_edit_modal, opened["view"]["id"], request, metadata
+        )
 
-    def acknowledge(ack: Ack) -> None:
-        ack()
 
-    def open_reject_modal(body: dict[str, Any], client: WebClient) -> None:
-        click = _click(body)
-        found = _pending(click) if click else None
-        if click is not None and found is not None:
-            metadata, request = found
-            client.views_open(
-                trigger_id=click.trigger_id, view=blocks.reject_modal(request, metadata)
-            )
+def _click(body: dict[str, Any]) -> Click | None:
+    """The click, or None (logged) for a payload without a clicker or a channel: there is
+    nobody to tell, and nothing is done."""
+    try:
+        return Click.from_body(body)
+    except MalformedRequestError:
+        logger.warning("a block action without a user or a channel; ignored")
+        return None
 
-    def open_edit_modal(body: dict[str, Any], client: WebClient) -> None:
-        click = _click(body)
-        found = _pending(click) if click else None
-        if click is not None and found is not None:
-            metadata, request = found
-            opened = client.views_open(
-                trigger_id=click.trigger_id, view=blocks.loading_modal("Edit the mapping")
-            )
-            handlers.work.decide(
-                handlers.decisions.show_edit_modal, opened["view"]["id"], request, metadata
-            )
 
-    app.action(blocks.REJECT)(ack=acknowledge, lazy=[open_reject_modal])
-    app.action(blocks.EDIT)(ack=acknowledge, lazy=[open_edit_modal])
+def _refuse(deps: ListenerDeps, click: Click, error: Exception) -> None:
+    """Tell the clicker alone why nothing is done, from the decision lane."""
+    handlers = deps.handlers
+    handlers.work.decide(
+        handlers.messages.refuse, click.channel, click.user, click.thread_ts, error
+    )
+
+
+def _decision(deps: ListenerDeps, click: Click) -> ButtonValue | None:
+    """The decision button's value, or None after telling the clicker it is not ours."""
+    try:
+        return ButtonValue.decode(click.value)
+    except MalformedRequestError as error:
+        logger.warning("user=%s | a decision button that reconbot did not issue", click.user)
+        _refuse(deps, click, error)
+        return None
+
+
+def _pending(deps: ListenerDeps, click: Click) -> tuple[ModalMetadata, ApprovalRequest] | None:
+    """The metadata for a decision modal, or None after telling the clicker why not."""
+    button = _decision(deps, click)
+    if button is None:
+        return None
+    try:
+        state = deps.service.decisions.decidable(
+            button.pause_id, button.authorization, click.origin
+        )
+    except ApprovalRefusedError as refusal:
+        _refuse(deps, click, refusal)
+        return None
+    metadata = ModalMetadata(
+        pause_id=button.pause_id,
+        authorization=button.authorization,
+        channel=click.channel,
+        message_ts=click.message_ts or "",
+        thread_ts=click.thread_ts or "",
+        team=click.team or "",
+    )
+    return metadata, state.request

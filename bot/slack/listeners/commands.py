@@ -13,34 +13,38 @@ from agent.usecases import UseCases
 from agent.usecases.common import unknown_investigation
 from bot.slack import blocks
 from bot.slack.blocks import Rendered
-from bot.slack.visibility import ChannelVisibility, visibility_for
+from bot.slack.listeners.deps import ListenerDeps, bound
+from bot.slack.visibility import ChannelVisibility
 
 
-def register(app: App, service: UseCases) -> None:
+def register(app: App, deps: ListenerDeps) -> None:
     """Register the slash command listener."""
-    visibility = visibility_for(app.client)
+    app.command("/recon")(ack=acknowledge, lazy=[bound(on_recon, deps)])
 
-    def acknowledge(ack: Ack) -> None:
-        ack()
 
-    def on_recon(command: dict[str, Any], respond: Respond) -> None:
-        words = str(command.get("text") or "").split()
-        verb = words[0].lower() if words else "help"
-        user = str(command.get("user_id") or "")
-        rendered = blocks.help_message()
-        if verb == "status" and len(words) > 1:
-            rendered = _status(service, visibility, user, words[1].upper())
-        elif verb == "status":
-            rendered = blocks.problem_message("Which investigation? `/recon status INV-…`")
-        elif verb == "list":
-            channel = str(command.get("channel_id"))
-            listed = []
-            if channel in visibility.channels_of(user):
-                listed = visibility.visible(user, service.queries.recent(channel=channel, limit=10))
-            rendered = blocks.list_message(listed, where=f"in <#{channel}>")
-        respond(text=rendered.text, blocks=rendered.blocks, response_type="ephemeral")
+def acknowledge(ack: Ack) -> None:
+    """Acknowledge at once; the answer is the lazy listener's."""
+    ack()
 
-    app.command("/recon")(ack=acknowledge, lazy=[on_recon])
+
+def on_recon(deps: ListenerDeps, command: dict[str, Any], respond: Respond) -> None:
+    """`/recon status INV-…`, `/recon list` or help, answered to the caller alone."""
+    service, visibility = deps.service, deps.visibility
+    words = str(command.get("text") or "").split()
+    verb = words[0].lower() if words else "help"
+    user = str(command.get("user_id") or "")
+    rendered = blocks.help_message()
+    if verb == "status" and len(words) > 1:
+        rendered = _status(service, visibility, user, words[1].upper())
+    elif verb == "status":
+        rendered = blocks.problem_message("Which investigation? `/recon status INV-…`")
+    elif verb == "list":
+        channel = str(command.get("channel_id"))
+        listed = []
+        if channel in visibility.channels_of(user):
+            listed = visibility.visible(user, service.queries.recent(channel=channel, limit=10))
+        rendered = blocks.list_message(listed, where=f"in <#{channel}>")
+    respond(text=rendered.text, blocks=rendered.blocks, response_type="ephemeral")
 
 
 def _status(

@@ -10,7 +10,7 @@ from slack_bolt import Ack, App
 
 from agent.errors import MalformedRequestError
 from bot.slack import blocks
-from bot.slack.handlers import Handlers
+from bot.slack.listeners.deps import ListenerDeps, bound
 from bot.slack.payloads import NOT_ISSUED, ModalMetadata, option_lines_problem
 
 
@@ -60,65 +60,70 @@ def _user(body: dict[str, Any]) -> str | None:
     return user if isinstance(user, str) and user else None
 
 
-def register(app: App, handlers: Handlers) -> None:
+def register(app: App, deps: ListenerDeps) -> None:
     """Register the view listeners."""
+    app.view(blocks.REJECT_VIEW)(bound(on_reject, deps))
+    app.view(blocks.EDIT_VIEW)(bound(on_edit, deps))
 
-    @app.view(blocks.REJECT_VIEW)
-    def on_reject(ack: Ack, body: dict[str, Any], view: dict[str, Any]) -> None:
-        view, user = _dict(view), _user(body)
-        reason = _reason(view)
-        if not reason.strip():
-            ack(
-                response_action="errors",
-                errors={blocks.REASON_BLOCK: "Say why you reject the request."},
-            )
-            return
-        try:
-            metadata = ModalMetadata.decode(view.get("private_metadata"))
-            if user is None:
-                raise MalformedRequestError(NOT_ISSUED)
-        except MalformedRequestError as error:
-            ack(response_action="errors", errors={blocks.REASON_BLOCK: str(error)})
-            return
-        ack()
-        handlers.jobs.reject(metadata, user, reason.strip())
 
-    @app.view(blocks.EDIT_VIEW)
-    def on_edit(ack: Ack, body: dict[str, Any], view: dict[str, Any]) -> None:
-        view, user = _dict(view), _user(body)
-        changed = edited_fields(view)
-        inputs = [b["block_id"] for b in input_blocks(view)]
-        if not inputs:  # not a form reconbot issued: nothing done, and the person is told
-            ack(
-                response_action="update",
-                view=blocks.message_modal("Edit the mapping", NOT_ISSUED),
+def on_reject(deps: ListenerDeps, ack: Ack, body: dict[str, Any], view: dict[str, Any]) -> None:
+    """The Reject modal submitted: a reason is required; then the rejection is enqueued."""
+    view, user = _dict(view), _user(body)
+    reason = _reason(view)
+    if not reason.strip():
+        ack(
+            response_action="errors",
+            errors={blocks.REASON_BLOCK: "Say why you reject the request."},
+        )
+        return
+    try:
+        metadata = ModalMetadata.decode(view.get("private_metadata"))
+        if user is None:
+            raise MalformedRequestError(NOT_ISSUED)
+    except MalformedRequestError as error:
+        ack(response_action="errors", errors={blocks.REASON_BLOCK: str(error)})
+        return
+    ack()
+    deps.handlers.jobs.reject(metadata, user, reason.strip())
+
+
+def on_edit(deps: ListenerDeps, ack: Ack, body: dict[str, Any], view: dict[str, Any]) -> None:
+    """The Edit mapping modal submitted: at least one field changed and every file's options
+    well formed, else the form says why; then the edit is enqueued."""
+    view, user = _dict(view), _user(body)
+    changed = edited_fields(view)
+    inputs = [b["block_id"] for b in input_blocks(view)]
+    if not inputs:  # not a form reconbot issued: nothing done, and the person is told
+        ack(
+            response_action="update",
+            view=blocks.message_modal("Edit the mapping", NOT_ISSUED),
+        )
+        return
+    if not changed:
+        ack(
+            response_action="errors",
+            errors={inputs[0]: "Choose a different column for at least one field, or cancel."},
+        )
+        return
+    problems = {
+        block_id: problem
+        for block_id, text in changed.items()
+        if block_id.startswith(blocks.OPTIONS_BLOCK_PREFIX)
+        and (
+            problem := option_lines_problem(
+                text, block_id.removeprefix(blocks.OPTIONS_BLOCK_PREFIX)
             )
-            return
-        if not changed:
-            ack(
-                response_action="errors",
-                errors={inputs[0]: "Choose a different column for at least one field, or cancel."},
-            )
-            return
-        problems = {
-            block_id: problem
-            for block_id, text in changed.items()
-            if block_id.startswith(blocks.OPTIONS_BLOCK_PREFIX)
-            and (
-                problem := option_lines_problem(
-                    text, block_id.removeprefix(blocks.OPTIONS_BLOCK_PREFIX)
-                )
-            )
-        }
-        if problems:
-            ack(response_action="errors", errors=problems)
-            return
-        try:
-            metadata = ModalMetadata.decode(view.get("private_metadata"))
-            if user is None:
-                raise MalformedRequestError(NOT_ISSUED)
-        except MalformedRequestError as error:
-            ack(response_action="errors", errors={inputs[0]: str(error)})
-            return
-        ack()
-        handlers.jobs.edit(metadata, user, changed)
+        )
+    }
+    if problems:
+        ack(response_action="errors", errors=problems)
+        return
+    try:
+        metadata = ModalMetadata.decode(view.get("private_metadata"))
+        if user is None:
+            raise MalformedRequestError(NOT_ISSUED)
+    except MalformedRequestError as error:
+        ack(response_action="errors", errors={inputs[0]: str(error)})
+        return
+    ack()
+    deps.handlers.jobs.edit(metadata, user, changed)

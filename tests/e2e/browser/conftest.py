@@ -20,7 +20,7 @@ import pytest
 
 from agent.data.demo import generate
 from bot.config import Settings
-from bot.slack_cli import LocalRun, demo_files, start_local_workspace
+from bot.terminal.slack_cli import LocalRun, demo_files, start_local_workspace
 
 DEMO_ROWS = 400
 WAIT_MS = 60_000

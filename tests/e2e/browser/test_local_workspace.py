@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from bot import charts
-from bot.slack_cli import LocalRun
+from bot.presentation import charts
+from bot.terminal.slack_cli import LocalRun
 from tests.support.cli import reconbot
 
 from .conftest import VIEWPORT, WAIT_MS, Demo, screenshots_folder

@@ -53,7 +53,15 @@ def test_start_without_slack_serves_the_local_workspace_until_sigterm(tmp_path: 
         **{k: v for k, v in os.environ.items() if k.startswith("LC_") or k == "LANG"},
     }
     process = subprocess.Popen(
-        [sys.executable, "-m", "bot.cli", "start", "--local-workspace", "--port", str(port)],
+        [
+            sys.executable,
+            "-m",
+            "bot.terminal.cli",
+            "start",
+            "--local-workspace",
+            "--port",
+            str(port),
+        ],
         cwd=tmp_path,
         env=env,
         stdout=subprocess.PIPE,

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from bot.slack_cli import LocalRun
+from bot.terminal.slack_cli import LocalRun
 from workspace.local.errors import PageError
 from workspace.local.people import CHANNEL
 

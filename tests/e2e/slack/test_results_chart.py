@@ -10,7 +10,7 @@ from typing import Any
 
 from PIL import Image
 
-from bot import charts
+from bot.presentation import charts
 from tests.standins.slack import SlackStandIn
 
 from .conftest import (

@@ -33,7 +33,7 @@ from agent.domain import (
     PauseState,
     PauseStatus,
 )
-from bot.printer import render_request
+from bot.presentation.request_text import render_request
 from bot.slack import blocks
 from bot.slack.payloads import ButtonValue, ModalMetadata, option_lines, option_lines_problem
 from tests.standins.slack.web_api import validate_blocks

@@ -21,7 +21,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web import SlackResponse
 
 from agent.domain import ApprovalRequest, Outcome, PauseState
-from bot import charts
+from bot.presentation import charts
 from bot.slack.poster import ThreadPoster
 from bot.slack.request_messages import RequestMessages
 

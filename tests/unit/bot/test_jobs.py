@@ -24,12 +24,12 @@ from sqlalchemy.engine import make_url
 
 from agent.data.schema import Role
 from agent.errors import StorageUnavailableError
-from bot.jobs import catalogue
-from bot.jobs.catalogue import LANES, Enqueue, JobRunner
 from bot.jobs.in_process import InProcessQueue
 from bot.jobs.postgres import _PassingFailures, conninfo, every
 from bot.jobs.queue import Attempt, Lane, RetryPolicy, thread_lock
-from bot.slack.handlers import Handlers
+from bot.slack import jobs as catalogue
+from bot.slack.handlers import Handlers, job_runner
+from bot.slack.jobs import LANES, Enqueue
 from bot.slack.payloads import ButtonValue, ClarificationAnswer, Click, ModalMetadata
 from bot.slack.work import BotWork
 
@@ -139,7 +139,7 @@ def through_json(args: dict[str, Any]) -> dict[str, Any]:
     return loaded
 
 
-# -- the catalogue: Enqueue -> JSON -> JobRunner ----------------------------------------------
+# -- the catalogue: Enqueue -> JSON -> JobRunner -> the handler ------------------------------
 
 
 @dataclass(frozen=True)
@@ -231,7 +231,7 @@ def test_every_job_reaches_its_handler_with_equal_typed_values_after_json(case: 
     assert job.lane is case.lane
 
     handlers, calls = recording_handlers()
-    JobRunner(handlers).run(job.name, through_json(job.args), ATTEMPT)
+    job_runner(handlers).run(job.name, through_json(job.args), ATTEMPT)
 
     [call] = calls
     assert call.method == case.method
@@ -242,14 +242,14 @@ def test_every_job_reaches_its_handler_with_equal_typed_values_after_json(case: 
 
 def test_the_catalogue_covers_every_job_the_listeners_enqueue() -> None:
     handlers, _ = recording_handlers()
-    names = JobRunner(handlers).names
+    names = job_runner(handlers).names
     assert sorted(names) == sorted(LANES), "every job has a lane and a runner"
     assert sorted(c.name for c in CASES.values()) == sorted(set(names) - {catalogue.SWEEP})
 
 
 def test_the_sweep_job_sweeps_and_recovers_claims() -> None:
     handlers, calls = recording_handlers()
-    JobRunner(handlers).run(catalogue.SWEEP, {}, Attempt())
+    job_runner(handlers).run(catalogue.SWEEP, {}, Attempt())
     assert [c.method for c in calls] == ["upkeep.sweep", "upkeep.recover_claims"]
     assert LANES[catalogue.SWEEP] is Lane.WORK
 

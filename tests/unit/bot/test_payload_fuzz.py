@@ -27,6 +27,7 @@ from agent.data.schema import READING_OPTIONS
 from agent.errors import MalformedRequestError
 from bot.slack import blocks
 from bot.slack.listeners import actions, events, views
+from bot.slack.listeners.deps import ListenerDeps
 from bot.slack.listeners.views import edited_fields
 from bot.slack.payloads import (
     AnswerBlockId,
@@ -37,6 +38,7 @@ from bot.slack.payloads import (
     option_lines,
     option_lines_problem,
 )
+from bot.slack.visibility import visibility_for
 from tests.standins.slack import SlackStandIn
 from tests.unit.bot.inline_lazy import InlineExecutor, LazyFailures
 
@@ -377,9 +379,10 @@ def fuzzed() -> Iterator[Fuzzed]:
         )
         calls: list[tuple[str, tuple[Any, ...]]] = []
         service, handlers = Recorder("service", calls), Recorder("handlers", calls)
-        events.register(app, service, handlers)  # type: ignore[arg-type]
-        actions.register(app, service, handlers)  # type: ignore[arg-type]
-        views.register(app, handlers)  # type: ignore[arg-type]
+        deps = ListenerDeps(service, handlers, visibility_for(client))  # type: ignore[arg-type]
+        events.register(app, deps)
+        actions.register(app, deps)
+        views.register(app, deps)
         running = Fuzzed(app, calls)
 
         @app.error

@@ -9,7 +9,7 @@ from agent.data.schema import (
     RowKinds,
     TimestampReading,
 )
-from bot.readings import describe_reading
+from bot.presentation.readings import describe_reading
 
 
 def test_a_zone_column_and_a_time_column_are_said_not_only_the_default_zone() -> None:

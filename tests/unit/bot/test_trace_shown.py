@@ -18,7 +18,7 @@ from agent.domain import (
     phase_runs,
 )
 from bot.slack import blocks
-from bot.status_text import render_status
+from bot.terminal.status_text import render_status
 from tests.standins.slack.web_api import validate_blocks
 
 NOW = datetime(2026, 11, 30, 10, 42, tzinfo=UTC)

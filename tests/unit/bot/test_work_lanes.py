@@ -16,11 +16,13 @@ from slack_bolt import App, BoltRequest
 from slack_sdk import WebClient
 
 from agent.errors import ApprovalRefusedError
-from bot.jobs.catalogue import Enqueue
 from bot.jobs.queue import Lane
 from bot.slack import blocks
+from bot.slack.jobs import Enqueue
 from bot.slack.listeners import actions, events, views
+from bot.slack.listeners.deps import ListenerDeps
 from bot.slack.payloads import AnswerBlockId, ButtonValue, ModalMetadata
+from bot.slack.visibility import visibility_for
 from bot.slack.work import SWITCH_INTERVAL, BotWork
 from tests.standins.slack import SlackStandIn
 from tests.unit.bot.inline_lazy import InlineExecutor
@@ -217,9 +219,10 @@ def routed() -> Iterator[Routed]:
         calls: list[tuple[str, str]] = []
         handlers = Handlers(calls)
         service = Refusing("service", calls)
-        events.register(app, service, handlers)  # type: ignore[arg-type]
-        actions.register(app, service, handlers)  # type: ignore[arg-type]
-        views.register(app, handlers)  # type: ignore[arg-type]
+        deps = ListenerDeps(service, handlers, visibility_for(client))  # type: ignore[arg-type]
+        events.register(app, deps)
+        actions.register(app, deps)
+        views.register(app, deps)
         yield Routed(app, calls, handlers.queue)
 
 

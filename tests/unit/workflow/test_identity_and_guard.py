@@ -26,7 +26,7 @@ from agent.identity import (
     input_identity,
     mapping_digest,
 )
-from bot.workflow_cli import parse_edit
+from bot.terminal.workflow_cli import parse_edit
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 MAPPING = Mapping(

@@ -30,7 +30,7 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from bot.terminal_text import cell
+from bot.presentation.text import cell
 
 STEP_WORDS = {
     "inspect_datasets": "inspecting the files…",

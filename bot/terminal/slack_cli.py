@@ -20,12 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from agent.data.demo import generate
-from bot import workflow_cli
 from bot.composition import build_bot, build_worker
 from bot.config import Settings
-from bot.paths import output_folder
 from bot.slack.app import SlackBot
 from bot.slack.server import EVENTS_PATH, HttpServer, wsgi_app
+from bot.terminal import workflow_cli
+from bot.terminal.paths import output_folder
 from workspace.local import APPROVERS, LocalWorkspace
 
 logger = logging.getLogger(__name__)
@@ -172,7 +172,7 @@ def _start(args: argparse.Namespace) -> int:
         + "".join(f"    {m}\n" for m in settings.missing_for_slack(socket_mode=True))
         + "  For HTTP mode (production), set:\n"
         + "".join(f"    {m}\n" for m in settings.missing_for_slack(socket_mode=False))
-        + "  README.md, 'Set up the Slack app', walks through it.",
+        + "  docs/operations.md, 'Set up the Slack app', walks through it.",
         file=sys.stderr,
     )
     if args.demo_without_slack is None:

@@ -1,8 +1,10 @@
-"""The jobs: each a name, the lane it runs on, and the handler call it makes.
+"""The Slack bot's jobs: each a name, the lane it runs on, and the handler call it makes.
 
-Listeners enqueue through `Enqueue` (typed values in, JSON out); workers run a job by name
-through `JobRunner` (JSON in, the handler's typed call out). Everything a job needs travels in
-its arguments, so any worker of any host can run it, and a retried job does the same thing.
+Listeners enqueue through `Enqueue` (typed values in, JSON out) on any `JobQueue`; workers run a
+job by name through `JobRunner` (JSON in, the handler's typed call out), over the `JobTargets`
+set at composition (`bot.slack.handlers.job_runner`), so this module knows the handlers' calls,
+not the handlers. Everything a job needs travels in its arguments, so any worker of any host
+can run it, and a retried job does the same thing.
 """
 
 from __future__ import annotations
@@ -10,14 +12,12 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 from agent.data.schema import Role
-from bot.jobs.queue import Attempt, JobQueue, Lane, thread_lock
+from bot.jobs.queue import SWEEP, Attempt, JobQueue, Lane, thread_lock
 from bot.slack.payloads import ButtonValue, ClarificationAnswer, Click, ModalMetadata
-
-if TYPE_CHECKING:
-    from bot.slack.handlers import Handlers
 
 logger = logging.getLogger(__name__)
 
@@ -29,7 +29,6 @@ APPROVE = "approve"
 ANSWER = "answer"
 REJECT = "reject"
 EDIT = "edit"
-SWEEP = "sweep"
 
 LANES = {
     FILES_SHARED: Lane.WORK,
@@ -131,22 +130,56 @@ class Enqueue:
         self._put(EDIT, args, metadata.channel, metadata.thread_ts or None)
 
 
-class JobRunner:
-    """Runs a job by name on the bot's handlers: the one place JSON becomes typed values."""
+class FilesShared(Protocol):
+    """The handler of an upload: the event, its delivery id, which run this is."""
 
-    def __init__(self, handlers: Handlers) -> None:
-        self.handlers = handlers
+    def __call__(
+        self, event: dict[str, Any], delivery_id: str | None = None, *, attempt: Attempt = ...
+    ) -> None:
+        """Work on the upload `event`."""
+        ...
+
+
+class Approve(Protocol):
+    """The handler of an Approve (or Retry) click, told which run this is."""
+
+    def __call__(self, click: Click, button: ButtonValue, *, attempt: Attempt = ...) -> None:
+        """Decide the click."""
+        ...
+
+
+@dataclass(frozen=True)
+class JobTargets:
+    """The handler call each job makes: the registry a `JobRunner` runs, set at composition."""
+
+    files_shared: FilesShared
+    investigate_again: Callable[[Click], None]
+    question: Callable[[dict[str, Any], str], None]
+    publish_home: Callable[[str], None]
+    approve: Approve
+    answer: Callable[[Click, ClarificationAnswer], None]
+    reject: Callable[[ModalMetadata, str, str], None]
+    edit: Callable[[ModalMetadata, str, dict[str, str]], None]
+    sweep: Callable[[], object]
+    recover_claims: Callable[[], None]
+
+
+class JobRunner:
+    """Runs a job by name on its target: the one place JSON becomes typed values."""
+
+    def __init__(self, targets: JobTargets) -> None:
+        self.targets = targets
         self._jobs: dict[str, Callable[[dict[str, Any], Attempt], None]] = {
             FILES_SHARED: self._files_shared,
-            INVESTIGATE_AGAIN: lambda a, _: handlers.intake.investigate_again(_click(a["click"])),
-            QUESTION: lambda a, _: handlers.questions.question(a["event"], a["text"]),
-            PUBLISH_HOME: lambda a, _: handlers.questions.publish_home(a["user"]),
+            INVESTIGATE_AGAIN: lambda a, _: targets.investigate_again(_click(a["click"])),
+            QUESTION: lambda a, _: targets.question(a["event"], a["text"]),
+            PUBLISH_HOME: lambda a, _: targets.publish_home(a["user"]),
             APPROVE: self._approve,
             ANSWER: self._answer,
-            REJECT: lambda a, _: handlers.decisions.reject(
+            REJECT: lambda a, _: targets.reject(
                 ModalMetadata.decode(a["metadata"]), a["user"], a["reason"]
             ),
-            EDIT: lambda a, _: handlers.decisions.edit(
+            EDIT: lambda a, _: targets.edit(
                 ModalMetadata.decode(a["metadata"]), a["user"], dict(a["changed"])
             ),
             SWEEP: lambda _a, _: self._sweep(),
@@ -162,10 +195,10 @@ class JobRunner:
         self._jobs[name](args, attempt)
 
     def _files_shared(self, args: dict[str, Any], attempt: Attempt) -> None:
-        self.handlers.intake.files_shared(args["event"], args.get("delivery_id"), attempt=attempt)
+        self.targets.files_shared(args["event"], args.get("delivery_id"), attempt=attempt)
 
     def _approve(self, args: dict[str, Any], attempt: Attempt) -> None:
-        self.handlers.decisions.approve(
+        self.targets.approve(
             _click(args["click"]), ButtonValue.decode(args["button"]), attempt=attempt
         )
 
@@ -173,8 +206,8 @@ class JobRunner:
         answer = ClarificationAnswer(
             ButtonValue.decode(args["button"]), Role(args["role"]), args["field"], args["column"]
         )
-        self.handlers.decisions.answer(_click(args["click"]), answer)
+        self.targets.answer(_click(args["click"]), answer)
 
     def _sweep(self) -> None:
-        self.handlers.upkeep.sweep()
-        self.handlers.upkeep.recover_claims()
+        self.targets.sweep()
+        self.targets.recover_claims()

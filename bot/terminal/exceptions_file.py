@@ -16,7 +16,7 @@ from agent.domain import Outcome
 from agent.errors import ReconbotError
 from agent.usecases import UseCases
 from bot.config import Settings
-from bot.paths import kept_exceptions_file
+from bot.terminal.paths import kept_exceptions_file
 
 logger = logging.getLogger(__name__)
 

@@ -24,12 +24,12 @@ from agent.usecases import UseCases
 from agent.usecases.common import Upload
 from bot.composition import Runtime, build_runtime, migrate_database
 from bot.config import Settings
-from bot.exceptions_file import locate_exceptions
-from bot.paths import nonempty_file, output_file, readable_file
-from bot.printer import Printer
-from bot.status_text import render_status
-from bot.terminal import STEP_WORDS, TerminalProgress, terminal_identity
-from bot.terminal_text import printable
+from bot.presentation.text import printable
+from bot.terminal.console import STEP_WORDS, TerminalProgress, terminal_identity
+from bot.terminal.exceptions_file import locate_exceptions
+from bot.terminal.paths import nonempty_file, output_file, readable_file
+from bot.terminal.printer import Printer
+from bot.terminal.status_text import render_status
 
 EXIT_OK, EXIT_FAILED, EXIT_REFUSED, EXIT_REJECTED = 0, 1, 2, 3
 PROMPT = "decision> approve | reject REASON | edit [ROLE.]FIELD=COLUMN ... | ask QUESTION\n"

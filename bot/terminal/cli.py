@@ -39,12 +39,12 @@ from agent.data.money import format_amount, format_money
 from agent.data.normalize import ValidationReport
 from agent.data.schema import Mapping, Role
 from agent.errors import CommandLineError, MappingError, ReconbotError
-from bot import slack_cli, workflow_cli
 from bot.composition import configured_policy
 from bot.config import Settings
-from bot.paths import nonempty_file, output_file, output_folder, readable_file
-from bot.terminal import STEP_WORDS, TerminalProgress
-from bot.terminal_text import cell, printable
+from bot.presentation.text import cell, printable
+from bot.terminal import slack_cli, workflow_cli
+from bot.terminal.console import STEP_WORDS, TerminalProgress
+from bot.terminal.paths import nonempty_file, output_file, output_folder, readable_file
 
 logger = logging.getLogger(__name__)
 
