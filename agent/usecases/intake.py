@@ -13,7 +13,14 @@ from dataclasses import dataclass
 from agent.casefiles.arrival import Arrived, Readable
 from agent.data.schema import Role
 from agent.dependencies import Dependencies, Progress
-from agent.domain import ApprovalRequest, DatasetRef, Investigation, InvestigationStatus, Revision
+from agent.domain import (
+    ApprovalRequest,
+    DatasetRef,
+    Investigation,
+    InvestigationStatus,
+    PauseStatus,
+    Revision,
+)
 from agent.errors import FileTooLargeError, WorkflowError
 from agent.identity import input_identity, new_id
 from agent.ports import StoredBlob
@@ -205,6 +212,31 @@ class Intake:
         with self.deps.uow() as uow:
             investigation = investigation_in(uow, investigation_id)
         return FileAdded(investigation, False, role, revision.number, superseded, request)
+
+    def inspect_if_unanswered(
+        self, investigation_id: str, *, actor: str, progress: Progress | None = None
+    ) -> ApprovalRequest | None:
+        """Inspect the current revision again when its inspection never ended on a request (it
+        was cut off) and the case still waits for one: a person re-sharing the same files asks
+        for it. None when a request stands or stood for the revision, the revision lacks a
+        file, or the case is past its decision (its outcome is saved)."""
+        with self.deps.uow() as uow:
+            investigation = investigation_in(uow, investigation_id)
+            revision = current_revision(uow, investigation_id)
+            pauses = uow.pauses.of_investigation(investigation_id)
+            outcome = uow.outcomes.latest(investigation_id)
+        requested = any(
+            p.request.revision == revision.number and p.status is not PauseStatus.SUPERSEDED
+            for p in pauses
+        )
+        waiting = investigation.status in (
+            InvestigationStatus.AWAITING_FILE,
+            InvestigationStatus.AWAITING_DECISION,
+            InvestigationStatus.FAILED,
+        )
+        if requested or not revision.complete or not waiting or outcome is not None:
+            return None
+        return self.investigate_again(investigation_id, actor=actor, progress=progress)
 
     def investigate_again(
         self, investigation_id: str, *, actor: str, progress: Progress | None = None

@@ -11,6 +11,8 @@ from __future__ import annotations
 import logging
 import os
 import socket
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Literal
 
 from agent.approval import Action, Facts, check
@@ -23,7 +25,7 @@ from agent.domain import (
     PauseStatus,
     Revision,
 )
-from agent.errors import ApprovalRefusedError
+from agent.errors import ApprovalRefusedError, ReconbotError
 from agent.pause import Transition
 from agent.ports import Claim
 from agent.usecases.common import current_revision
@@ -34,6 +36,17 @@ logger = logging.getLogger(__name__)
 
 MAX_RECOVERY_ATTEMPTS = 2
 STALL_SCAN = 200
+
+
+@dataclass(frozen=True)
+class Finished:
+    """What became of an approval whose job run was cut off: the pause as it stands now, the
+    outcome (saved before the cut, or by the re-run; None: there is none), and what the re-run
+    raised, if it did."""
+
+    state: PauseState
+    outcome: Outcome | None
+    error: Exception | None = None
 
 
 class Recovery:
@@ -78,6 +91,41 @@ class Recovery:
             except Exception:
                 logger.exception("pause=%s | recovery failed; marked failed", pause_id)
         return recovered
+
+    def finish_interrupted(
+        self,
+        pause_id: str,
+        decider: str,
+        *,
+        on_rerun: Callable[[PauseState], None] | None = None,
+    ) -> Finished | None:
+        """What became of the approval of `decider` whose job run was cut off (the job runs
+        again): None when that run claimed nothing for them; the outcome it saved before the
+        cut; or its claim taken over and re-run at once (`on_rerun` told first), with the error
+        if the re-run raised (a failure the pause records; the caller shows it)."""
+        with self.deps.uow() as uow:
+            state = uow.pauses.get(pause_id)
+            saved = uow.outcomes.latest(state.request.investigation_id) if state else None
+        if state is None or state.decided_by != decider:
+            return None
+        if state.status is PauseStatus.CONSUMED:
+            found = saved is not None and saved.pause_id == pause_id
+            return Finished(state, saved) if found else None
+        if state.status is not PauseStatus.CLAIMED:
+            return None
+        if on_rerun is not None:
+            on_rerun(state)
+        try:
+            outcome = self.resume_interrupted(pause_id)
+        except Exception as error:
+            if not isinstance(error, ReconbotError):
+                logger.exception("pause=%s | re-run failed", pause_id)
+            return Finished(self._now(pause_id) or state, None, error)
+        return Finished(self._now(pause_id) or state, outcome)
+
+    def _now(self, pause_id: str) -> PauseState | None:
+        with self.deps.uow() as uow:
+            return uow.pauses.get(pause_id)
 
     def resume_interrupted(self, pause_id: str) -> Outcome | None:
         """Finish an approval whose run was cut off, at once: the job queue has seen its worker

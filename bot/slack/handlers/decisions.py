@@ -9,8 +9,6 @@ hands the claimed pause to `claimed`, and returns the outcome; a refusal carries
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from dataclasses import dataclass
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
@@ -18,7 +16,7 @@ from slack_sdk.errors import SlackApiError
 from agent.approval import Origin
 from agent.data.schema import Role
 from agent.dependencies import SYSTEM_ACTOR
-from agent.domain import ApprovalRequest, Outcome, PauseState, PauseStatus, RefusalReason
+from agent.domain import ApprovalRequest, PauseState, PauseStatus, RefusalReason
 from agent.errors import ApprovalRefusedError, MalformedRequestError, ReconbotError
 from agent.pause import Transition, apply
 from agent.usecases import UseCases
@@ -39,17 +37,6 @@ from bot.slack.request_messages import RequestMessages
 from bot.slack.work import BotWork
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class Finished:
-    """What became of an approval whose job run was cut off: the pause as it stands now, the
-    outcome (saved before the cut, or by the re-run; None: there is none), and what the re-run
-    raised, if it did."""
-
-    state: PauseState
-    outcome: Outcome | None
-    error: Exception | None = None
 
 
 class DecisionHandlers:
@@ -153,7 +140,9 @@ class DecisionHandlers:
             locks.append(lock)
 
         try:
-            finished = self._finish_interrupted_run(button.pause_id, click.user, on_rerun=rerun)
+            finished = self.service.recovery.finish_interrupted(
+                button.pause_id, click.user, on_rerun=rerun
+            )
         finally:
             for lock in locks:
                 lock.release()
@@ -169,30 +158,6 @@ class DecisionHandlers:
                 words = blocks.INTERNAL_FAILURE if error else blocks.RESTARTED_WHILE_RECONCILING
             self.messages.report_failure(finished.state, words)
         return True
-
-    def _finish_interrupted_run(
-        self, pause_id: str, decider: str, *, on_rerun: Callable[[PauseState], None]
-    ) -> Finished | None:
-        """What became of the approval of `decider` whose job run was cut off: None when that
-        run claimed nothing for them; the outcome it saved before the cut; or its claim taken
-        over and re-run at once (`on_rerun` told first), with the error if the re-run raised."""
-        state = self.service.queries.pause(pause_id)
-        if state is None or state.decided_by != decider:
-            return None
-        if state.status is PauseStatus.CONSUMED:
-            outcome = self.service.queries.status(state.request.investigation_id).outcome
-            found = outcome is not None and outcome.pause_id == pause_id
-            return Finished(state, outcome) if found else None
-        if state.status is not PauseStatus.CLAIMED:
-            return None
-        on_rerun(state)
-        try:
-            outcome = self.service.recovery.resume_interrupted(pause_id)
-        except Exception as error:
-            if not isinstance(error, ReconbotError):
-                logger.exception("pause=%s | re-run failed", pause_id)
-            return Finished(self.service.queries.pause(pause_id) or state, None, error)
-        return Finished(self.service.queries.pause(pause_id) or state, outcome)
 
     def reject(self, metadata: ModalMetadata, user: str, reason: str) -> None:
         """Reject a request with the reason from the modal."""

@@ -11,7 +11,6 @@ from typing import Any
 from slack_sdk.errors import SlackApiError
 
 from agent.data.schema import Role
-from agent.domain import ApprovalRequest, InvestigationStatus, PauseStatus
 from agent.errors import MalformedRequestError, ModelError, ReconbotError, StorageUnavailableError
 from agent.usecases import UseCases
 from agent.usecases.common import Upload
@@ -189,36 +188,15 @@ class IntakeHandlers:
         """Every file was byte-identical to the case's: say nothing changed, or show the request
         of the inspection that had been cut off, so the person is never told of a request that
         does not exist."""
-        request = self._inspect_if_unanswered(investigation_id, actor=user, progress=progress)
+        request = self.service.intake.inspect_if_unanswered(
+            investigation_id, actor=user, progress=progress
+        )
         if request is None:
             assert role is not None
             progress.finish(blocks.unchanged_note(name, role))
             return
         progress.finish(blocks.inspected_note(investigation_id))
         self.messages.post(request)
-
-    def _inspect_if_unanswered(
-        self, investigation_id: str, *, actor: str, progress: ProgressMessage
-    ) -> ApprovalRequest | None:
-        """Inspect the current revision again when its inspection never ended on a request (it
-        was cut off) and the case still waits for one; None when a request stands or stood for
-        the revision, the revision lacks a file, or the case is past its decision."""
-        report = self.service.queries.status(investigation_id)
-        revision = report.revisions[-1]
-        requested = any(
-            p.request.revision == revision.number and p.status is not PauseStatus.SUPERSEDED
-            for p in report.pauses
-        )
-        waiting = report.investigation.status in (
-            InvestigationStatus.AWAITING_FILE,
-            InvestigationStatus.AWAITING_DECISION,
-            InvestigationStatus.FAILED,
-        )
-        if requested or not revision.complete or not waiting or report.outcome:
-            return None
-        return self.service.intake.investigate_again(
-            investigation_id, actor=actor, progress=progress
-        )
 
     def _add(
         self, investigation_id: str, user: str, item: SharedFile, progress: ProgressMessage

@@ -77,14 +77,12 @@ def on_reject(deps: ListenerDeps, ack: Ack, body: dict[str, Any], view: dict[str
         )
         return
     try:
-        metadata = ModalMetadata.decode(view.get("private_metadata"))
-        if user is None:
-            raise MalformedRequestError(NOT_ISSUED)
+        metadata, clicker = _issued(view, user)
     except MalformedRequestError as error:
         ack(response_action="errors", errors={blocks.REASON_BLOCK: str(error)})
         return
     ack()
-    deps.handlers.jobs.reject(metadata, user, reason.strip())
+    deps.handlers.jobs.reject(metadata, clicker, reason.strip())
 
 
 def on_edit(deps: ListenerDeps, ack: Ack, body: dict[str, Any], view: dict[str, Any]) -> None:
@@ -119,11 +117,18 @@ def on_edit(deps: ListenerDeps, ack: Ack, body: dict[str, Any], view: dict[str, 
         ack(response_action="errors", errors=problems)
         return
     try:
-        metadata = ModalMetadata.decode(view.get("private_metadata"))
-        if user is None:
-            raise MalformedRequestError(NOT_ISSUED)
+        metadata, clicker = _issued(view, user)
     except MalformedRequestError as error:
         ack(response_action="errors", errors={inputs[0]: str(error)})
         return
     ack()
-    deps.handlers.jobs.edit(metadata, user, changed)
+    deps.handlers.jobs.edit(metadata, clicker, changed)
+
+
+def _issued(view: dict[str, Any], user: str | None) -> tuple[ModalMetadata, str]:
+    """The request a submitted form is about, as the bot issued it with the form, and who
+    submitted it; a form without either was not issued by the bot (`MalformedRequestError`)."""
+    metadata = ModalMetadata.decode(view.get("private_metadata"))
+    if user is None:
+        raise MalformedRequestError(NOT_ISSUED)
+    return metadata, user

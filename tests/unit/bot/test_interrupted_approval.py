@@ -5,6 +5,9 @@ when that run had claimed nothing. The use cases, Slack and the thread lock are 
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import partial
 from types import SimpleNamespace
 from typing import Any, cast
 
@@ -12,6 +15,7 @@ import pytest
 
 from agent.domain import PauseStatus, RefusalReason
 from agent.errors import ApprovalRefusedError, ReconbotError
+from agent.usecases.recovery import Recovery
 from bot.jobs.queue import Attempt
 from bot.slack import blocks
 from bot.slack.handlers.decisions import DecisionHandlers
@@ -57,13 +61,30 @@ class Fakes:
         self.calls.append(("decisions.confirm", args))
         raise ApprovalRefusedError(RefusalReason.ALREADY_CLAIMED, "claimed")
 
+    @contextmanager
+    def uow(self) -> Iterator[Any]:
+        yield SimpleNamespace(
+            pauses=SimpleNamespace(get=self.pause),
+            outcomes=SimpleNamespace(latest=lambda _id: self.outcome),
+        )
+
+    def recovery(self) -> Any:
+        """The use case that decides what became of a cut-off run (`Recovery`'s own), over
+        these fakes: it reads the pause, and re-runs through `resume_interrupted`."""
+        fake: Any = SimpleNamespace(
+            deps=SimpleNamespace(uow=self.uow), resume_interrupted=self.resume_interrupted
+        )
+        fake._now = self.pause
+        fake.finish_interrupted = partial(Recovery.finish_interrupted, fake)
+        return fake
+
     def handlers(self) -> DecisionHandlers:
         service = SimpleNamespace(
             queries=SimpleNamespace(
                 pause=self.pause,
                 status=lambda _id: SimpleNamespace(outcome=self.outcome),
             ),
-            recovery=SimpleNamespace(resume_interrupted=self.resume_interrupted),
+            recovery=self.recovery(),
             decisions=SimpleNamespace(confirm=self.confirm),
         )
         messages = SimpleNamespace(
