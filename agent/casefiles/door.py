@@ -62,7 +62,9 @@ class CaseFiles:
         self.blobs = blobs
         self.workdir = workdir
         self.policy = policy
-        self.samples = samples if samples is not None else SampleCache()
+        self.samples = (
+            samples if samples is not None else SampleCache(vocabulary=policy.vocabulary())
+        )
         self.columns = ColumnCache(workdir / "columns", max_bytes=max_bytes, max_age=max_age)
         self.memo = ValidationMemo(self.columns.folder / "validations", max_age=max_age)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent.domain import ApprovalRequest, Investigation, PauseStatus, Revision
+from agent.domain import ApprovalRequest, Investigation, PauseState, PauseStatus, Revision
 from agent.errors import UnknownInvestigationError, WorkflowError
 from agent.ports import UnitOfWork
 from agent.ports import Upload as Upload  # where the use cases' callers have found it
@@ -36,3 +36,12 @@ def unknown_investigation(investigation_id: str) -> UnknownInvestigationError:
     """The error for an id with no investigation; the bot words one a person may not see the
     same way, so that an answer never tells the two apart."""
     return UnknownInvestigationError(f"There is no investigation {investigation_id}.")
+
+
+def request_stood(pauses: list[PauseState], revision: Revision) -> bool:
+    """Whether a request of `revision` stands or stood (pending, decided, expired): one that
+    was only superseded does not count, so a turn cut off after an edit left none."""
+    return any(
+        p.request.revision == revision.number and p.status is not PauseStatus.SUPERSEDED
+        for p in pauses
+    )

@@ -18,7 +18,6 @@ from agent.domain import (
     DatasetRef,
     Investigation,
     InvestigationStatus,
-    PauseStatus,
     Revision,
 )
 from agent.errors import FileTooLargeError, WorkflowError
@@ -26,7 +25,13 @@ from agent.identity import input_identity, new_id
 from agent.ports import StoredBlob
 from agent.runtime.prompts import investigate_prompt
 from agent.runtime.turns import AgentTurns
-from agent.usecases.common import Upload, current_revision, investigation_in, pending_in
+from agent.usecases.common import (
+    Upload,
+    current_revision,
+    investigation_in,
+    pending_in,
+    request_stood,
+)
 from agent.usecases.requests import investigate, supersede_pending
 
 logger = logging.getLogger(__name__)
@@ -219,22 +224,20 @@ class Intake:
         """Inspect the current revision again when its inspection never ended on a request (it
         was cut off) and the case still waits for one: a person re-sharing the same files asks
         for it. None when a request stands or stood for the revision, the revision lacks a
-        file, or the case is past its decision (its outcome is saved)."""
+        file, or the revision is past its decision (its outcome is saved; an older revision's
+        outcome does not count)."""
         with self.deps.uow() as uow:
             investigation = investigation_in(uow, investigation_id)
             revision = current_revision(uow, investigation_id)
             pauses = uow.pauses.of_investigation(investigation_id)
             outcome = uow.outcomes.latest(investigation_id)
-        requested = any(
-            p.request.revision == revision.number and p.status is not PauseStatus.SUPERSEDED
-            for p in pauses
-        )
         waiting = investigation.status in (
             InvestigationStatus.AWAITING_FILE,
             InvestigationStatus.AWAITING_DECISION,
             InvestigationStatus.FAILED,
         )
-        if requested or not revision.complete or not waiting or outcome is not None:
+        reconciled = outcome is not None and outcome.revision == revision.number
+        if request_stood(pauses, revision) or not revision.complete or not waiting or reconciled:
             return None
         return self.investigate_again(investigation_id, actor=actor, progress=progress)
 

@@ -28,7 +28,7 @@ from agent.domain import (
 from agent.errors import ApprovalRefusedError, ReconbotError
 from agent.pause import Transition
 from agent.ports import Claim
-from agent.usecases.common import current_revision
+from agent.usecases.common import current_revision, request_stood
 from agent.usecases.decisions import record_refusal
 from agent.usecases.resumption import Resumption
 
@@ -215,10 +215,7 @@ class Recovery:
                 # Stalled: no request of the current revision stands (none was made, or an
                 # edit closed the last one and its turn never ended), and nothing happened on
                 # the case for a whole lease.
-                if any(
-                    p.request.revision == revision.number and p.status is not PauseStatus.SUPERSEDED
-                    for p in uow.pauses.of_investigation(investigation.id)
-                ):
+                if request_stood(uow.pauses.of_investigation(investigation.id), revision):
                     continue
                 decided = [d.at for d in uow.decisions.of_investigation(investigation.id)]
                 if max([revision.created_at, *decided]) > cutoff:

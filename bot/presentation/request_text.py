@@ -10,14 +10,17 @@ from agent.domain import ApprovalRequest, FieldReading, PauseKind
 from bot.presentation.readings import ASKED, asked_of, describe_reading, routine_line, shown_reading
 from bot.presentation.text import cell
 
+TITLES = {
+    PauseKind.CONFIRMATION: "Approval needed",
+    PauseKind.CLARIFICATION: "A question before approval",
+    PauseKind.BLOCKED_RECONCILE: "Reconciling is blocked until the mapping is approved",
+}
+"""Each kind of request's title, in Slack and in plain text alike."""
+
 
 def render_request(request: ApprovalRequest) -> str:
     """A request as a person reads it in plain text (a terminal, the whole-request file)."""
-    title = {
-        "confirmation": "Approval needed",
-        "clarification": "A question before approval",
-        "blocked_reconcile": "Reconciling is blocked until the mapping is approved",
-    }[request.kind.value]
+    title = TITLES[request.kind]
     lines = [
         f"{title}: {request.investigation_id}, revision {request.revision}",
         f"  request {request.pause_id}, expires {request.expires_at:%Y-%m-%d %H:%M} UTC",

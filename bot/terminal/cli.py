@@ -258,6 +258,7 @@ def _proposal_document(proposal: Proposal, report: ValidationReport | None) -> d
             "errors": report.errors,
             "warnings": report.warnings,
             "facts": report.facts,
+            "routine": report.routine,
         }
     )
     return document
@@ -297,7 +298,7 @@ def render_proposal(
         lines.append(f"\nQUESTION: {question.question} Choices: {', '.join(question.choices)}")
     if report is not None:
         lines.append("")
-        lines.extend(f"checked: {fact}" for fact in report.facts)
+        lines.extend(f"checked: {fact}" for fact in [*report.facts, *report.routine])
         lines.extend(f"ERROR: {e}" for e in report.errors)
         lines.extend(f"warning: {w}" for w in report.warnings)
         if report.ok and not report.warnings:

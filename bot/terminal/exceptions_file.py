@@ -5,7 +5,6 @@ can open, never a blob's key."""
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import shutil
@@ -19,8 +18,6 @@ from bot.config import Settings
 from bot.terminal.paths import kept_exceptions_file
 
 logger = logging.getLogger(__name__)
-
-_CHUNK = 1 << 20
 
 
 def locate_exceptions(
@@ -48,6 +45,7 @@ def locate_exceptions(
             with service.queries.exceptions_file(outcome) as stored:
                 assert stored is not None
                 _copy_whole(stored, kept)
+            _seal(kept).write_text(_stamp(kept, outcome.export_digest), encoding="utf-8")
         return f"{kept}{failed}"
     except (OSError, ReconbotError) as error:
         store = f"{outcome.export_digest} in {settings.blob_url}"
@@ -65,15 +63,25 @@ def _why(outcome: Outcome, target: Path, error: OSError | ReconbotError) -> str:
     return error.strerror if isinstance(error, OSError) and error.strerror else str(error)
 
 
+def _seal(path: Path) -> Path:
+    """Where the kept copy's digest and stat are noted when it is written."""
+    return path.with_name(f".{path.name}.sha256")
+
+
+def _stamp(path: Path, digest: str) -> str:
+    """The copy's digest with its size and modification time: a copy someone changed since
+    (saved from a spreadsheet) no longer matches, without hashing it on every `status`."""
+    stat = path.stat()
+    return f"{digest} {stat.st_size} {stat.st_mtime_ns}"
+
+
 def _holds(path: Path, digest: str) -> bool:
-    """Whether `path` is a file whose bytes have `digest` (`sha256:…`)."""
-    if not path.is_file():
+    """Whether `path` is the copy written of the bytes with `digest` (`sha256:…`), unchanged
+    since (its seal, read instead of hashing the file again)."""
+    try:
+        return _seal(path).read_text(encoding="utf-8") == _stamp(path, digest)
+    except OSError:
         return False
-    sha = hashlib.sha256()
-    with path.open("rb") as handle:
-        while chunk := handle.read(_CHUNK):
-            sha.update(chunk)
-    return f"sha256:{sha.hexdigest()}" == digest
 
 
 def _copy_whole(source: Path, target: Path) -> None:

@@ -20,6 +20,9 @@ def test_demo_inspect_reconcile(tmp_path: Path) -> None:
     assert shown.returncode == 0, shown.stderr
     assert 'order_id         <- "Name"' in shown.stdout
     assert "Every mapped value reads under this mapping." in shown.stdout
+    # The counts that need no decision are shown too, as the request shows them.
+    assert "checked: orders.csv: 3,000 order ids on" in shown.stdout
+    assert "payment references in payments.csv name an order in orders.csv" in shown.stdout
 
     done = reconbot(
         "reconcile",

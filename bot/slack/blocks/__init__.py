@@ -17,7 +17,6 @@ from bot.slack.blocks.common import (
     MAX_BLOCK_ID,
     MAX_BLOCKS,
     MAX_HEADER,
-    MAX_LIST_ITEMS,
     MAX_OPTION_TEXT,
     MAX_OPTION_VALUE,
     MAX_OPTIONS,
@@ -57,7 +56,6 @@ from bot.slack.blocks.notes import (
 )
 from bot.slack.blocks.progress import TOOL_WORDS, progress_message
 from bot.slack.blocks.requests import (
-    TITLES,
     approval_message,
     approved_line,
     decided_message,
@@ -117,7 +115,6 @@ __all__ = [
     "MAX_BLOCKS",
     "MAX_BLOCK_ID",
     "MAX_HEADER",
-    "MAX_LIST_ITEMS",
     "MAX_OPTIONS",
     "MAX_OPTION_TEXT",
     "MAX_OPTION_VALUE",
@@ -131,7 +128,6 @@ __all__ = [
     "REJECT_VIEW",
     "RESTARTED_WHILE_RECONCILING",
     "RETRY",
-    "TITLES",
     "TOOL_WORDS",
     "ExceptionsFile",
     "Rendered",

@@ -20,7 +20,6 @@ MAX_OPTIONS = 100
 MAX_OPTION_TEXT = 75
 MAX_OPTION_VALUE = 150
 MAX_BLOCK_ID = 255
-MAX_LIST_ITEMS = 8
 
 
 @dataclass(frozen=True)
@@ -82,16 +81,23 @@ def preformatted(text: str, width: int = MAX_SECTION - 200) -> list[str]:
     split between words: shown literally, so no word in it is taken for bold, strike or a
     link, and no line of it is cut."""
     safe = escape(cell(text)).replace("```", _GRAVE * 3)
+    return [f"```{piece}```" for piece in _split(safe, width)]
+
+
+def _split(text: str, width: int, indent: str = "") -> list[str]:
+    """`text` (escaped) in pieces of at most `width` characters, split between words where a
+    word allows it and never inside `&amp;`, `&lt;` or `&gt;`; each piece after the first
+    starts with `indent`."""
     pieces: list[str] = []
-    while len(safe) > width:
-        at = safe.rfind(" ", 0, width)
+    while len(text) > width:
+        at = text.rfind(" ", 0, width)
         at = at if at > width // 2 else width
-        entity = safe.rfind("&", at - 4, at)
-        at = entity if entity > 0 and ";" not in safe[entity:at] else at
-        pieces.append(safe[:at])
-        safe = safe[at:].lstrip(" ")
-    pieces.append(safe)
-    return [f"```{piece}```" for piece in pieces]
+        entity = text.rfind("&", at - 4, at)
+        at = entity if entity > 0 and ";" not in text[entity:at] else at
+        pieces.append(text[:at])
+        text = indent + text[at:].lstrip(" ")
+    pieces.append(text)
+    return pieces
 
 
 def mention(user: str) -> str:
@@ -126,14 +132,6 @@ def context(text: str) -> ContextBlock:
     return ContextBlock(elements=[MarkdownTextObject(text=cut(text, MAX_SECTION))])
 
 
-def listed(items: Sequence[str], limit: int = MAX_LIST_ITEMS) -> list[str]:
-    """The first `limit` items, then "…and N more"."""
-    shown = list(items[:limit])
-    if len(items) > limit:
-        shown.append(f"…and {len(items) - limit} more")
-    return shown
-
-
 def packed(
     title: str, lines: Sequence[str], budget: int, where: str, cuts: list[str] | None = None
 ) -> list[Block]:
@@ -142,16 +140,7 @@ def packed(
     past them one line says how many lines are left and `where` they all are, so nothing is
     left out without saying so (and `title` is added to `cuts`, when given)."""
     room = MAX_SECTION - 100
-    chunks: list[str] = []
-    for line in lines:
-        while len(line) > room:
-            at = line.rfind(" ", 0, room)
-            at = at if at > room // 2 else room
-            entity = line.rfind("&", at - 4, at)  # never split `&amp;`, `&lt;` or `&gt;`
-            at = entity if entity > 0 and ";" not in line[entity:at] else at
-            chunks.append(line[:at])
-            line = "  " + line[at:].lstrip(" ")
-        chunks.append(line)
+    chunks = [chunk for line in lines for chunk in _split(line, room, "  ")]
     texts: list[str] = []
     text = title
     for chunk in chunks:

@@ -17,9 +17,11 @@ from slack_sdk.models.blocks import (
     StaticSelectElement,
 )
 
+from agent.approval import approval_parties, requesters_of
 from agent.data.schema import Role
 from agent.domain import ApprovalRequest, PauseKind, PauseState
 from bot.presentation.readings import ASKED, asked_of, describe_reading, routine_line, shown_reading
+from bot.presentation.request_text import TITLES
 from bot.presentation.text import cell
 from bot.slack.blocks.common import (
     MAX_BLOCK_ID,
@@ -60,26 +62,27 @@ def request_file_name(request: ApprovalRequest) -> str:
     return f"request-{request.pause_id}.txt"
 
 
-def _everything(request: ApprovalRequest) -> str:
-    """Where the rest of a request is when its message cannot hold it all."""
-    return f"every one is in the file `{request_file_name(request)}` posted in this thread"
+class _Cuts(list[str]):
+    """The parts of a request its message could not hold whole, and where they all are."""
+
+    def __init__(self, request: ApprovalRequest, *, posted: bool = True) -> None:
+        super().__init__()
+        self.where = (
+            f"every one is in the file `{request_file_name(request)}` posted in this thread"
+            if posted
+            else f"they could not be posted as a file here; `reconbot status "
+            f"{request.investigation_id} --json` shows every one"
+        )
 
 
 def request_overflows(request: ApprovalRequest) -> bool:
     """Whether the message leaves out part of the request (a long reading, many notes, many
     questions or choices): then the whole request goes with it as a text file, and the
     message says so where it stops."""
-    cuts: list[str] = []
+    cuts = _Cuts(request)
     body = _described(request, cuts)
     _clarifications(request, cuts, MAX_BLOCKS - len(body) - 1)
     return bool(cuts)
-
-
-TITLES = {
-    PauseKind.CONFIRMATION: "Approval needed",
-    PauseKind.CLARIFICATION: "A question before approval",
-    PauseKind.BLOCKED_RECONCILE: "Reconciling is blocked until the mapping is approved",
-}
 
 
 def _files(request: ApprovalRequest) -> SectionBlock:
@@ -95,13 +98,13 @@ def _files(request: ApprovalRequest) -> SectionBlock:
 
 
 def _packed(
-    request: ApprovalRequest, title: str, lines: list[str], budget: int, cuts: list[str]
+    request: ApprovalRequest, title: str, lines: list[str], budget: int, cuts: _Cuts
 ) -> list[Block]:
     """`packed` for a part of the request, noting in `cuts` when it did not fit."""
-    return packed(title, lines, budget, _everything(request), cuts)
+    return packed(title, lines, budget, cuts.where, cuts)
 
 
-def _mapping(request: ApprovalRequest, cuts: list[str]) -> list[Block]:
+def _mapping(request: ApprovalRequest, cuts: _Cuts) -> list[Block]:
     """A section per file: each field's column (what a question asks marked so, the question
     itself below) and how the file is read; a request with no mapping to approve shows the
     reading proposed so far, said to be so."""
@@ -134,7 +137,7 @@ def _mapping(request: ApprovalRequest, cuts: list[str]) -> list[Block]:
     return blocks
 
 
-def _made_by(request: ApprovalRequest, cuts: list[str]) -> list[Block]:
+def _made_by(request: ApprovalRequest, cuts: _Cuts) -> list[Block]:
     """Who uploaded each revision and what each edit changed, word for word: an edit of the
     reading is what the approver must weigh, whoever made it."""
     if not request.provenance:
@@ -179,7 +182,7 @@ def _makers(request: ApprovalRequest) -> str:
     return " · also made by " + ", ".join(words)
 
 
-def _clarifications(request: ApprovalRequest, cuts: list[str], room: int) -> list[Block]:
+def _clarifications(request: ApprovalRequest, cuts: _Cuts, room: int) -> list[Block]:
     """A section per question; a question about one field is answered with a select whose
     block id says which request it answers (`AnswerBlockId`) and whose option values are
     `role.field=column`. A choice no menu can hold is listed whole in the question's text;
@@ -212,7 +215,7 @@ def _clarifications(request: ApprovalRequest, cuts: list[str], room: int) -> lis
             text += "\nIn full: " + ", ".join(whole(c) for c in choices)
         if len(text) > MAX_SECTION:  # the menu's section holds the start; the file, all
             cuts.append("question")
-            more = f"\n…the rest of this question: {_everything(request)}"
+            more = f"\n…the rest of this question: {cuts.where}"
             text = cut(text, MAX_SECTION - len(more)) + more
         select = StaticSelectElement(
             action_id=f"{ANSWER}:{number}",
@@ -235,7 +238,7 @@ def _clarifications(request: ApprovalRequest, cuts: list[str], room: int) -> lis
     left = len(request.clarifications) - shown
     if left > 0:
         cuts.append("questions")
-        blocks.append(section(f"…and {left:,} more questions: {_everything(request)}"))
+        blocks.append(section(f"…and {left:,} more questions: {cuts.where}"))
     return blocks
 
 
@@ -269,10 +272,10 @@ def _buttons(request: ApprovalRequest, *, approvable: bool) -> ActionsBlock:
 
 def request_body(request: ApprovalRequest) -> list[Block]:
     """The blocks that describe a request (shared by the live message and its final states)."""
-    return _described(request, [])
+    return _described(request, _Cuts(request))
 
 
-def _described(request: ApprovalRequest, cuts: list[str]) -> list[Block]:
+def _described(request: ApprovalRequest, cuts: _Cuts) -> list[Block]:
     """`request_body`, noting in `cuts` each part the message could not hold whole. The
     order is what a person must weigh first: problems, warnings, then the notes on how
     values are read, then the routine counts in one line."""
@@ -303,19 +306,16 @@ def _described(request: ApprovalRequest, cuts: list[str]) -> list[Block]:
 
 def _nobody_may_approve(request: ApprovalRequest) -> str:
     """What to do when every approver named made this request (four-eyes leaves nobody), in
-    words; "" when someone may approve (a user group may hold others: not said then)."""
-    policy = request.approver_policy
-    makers = set(request.requesters or (request.requested_by,))
-    people = [a for a in policy.approvers if not a.startswith("S")]
-    if policy.self_approval or not policy.approvers or len(people) < len(policy.approvers):
+    words (`approval_parties`, the guard's rule); "" when someone may approve."""
+    allowed, _ = approval_parties(request.approver_policy, requesters_of(request))
+    if allowed != []:
         return ""
-    if not set(people) <= makers:
-        return ""
+    people = ", ".join(mention(a) for a in dict.fromkeys(request.approver_policy.approvers))
     return (
-        ":warning: *Nobody may approve this request*: every approver named "
-        f"({', '.join(mention(a) for a in people)}) made it, and nobody approves their own. "
-        "Ask an admin to add an approver (the `RECONBOT_APPROVERS` setting), or withdraw it "
-        "(Reject) and have someone else upload the files."
+        f":warning: *Nobody may approve this request*: every approver named ({people}) made "
+        "it, and nobody approves their own. Ask an admin to add an approver (the "
+        "`RECONBOT_APPROVERS` setting), or withdraw it (Reject) and have someone else upload "
+        "the files."
     )
 
 
@@ -331,10 +331,11 @@ def approval_message(request: ApprovalRequest, *, whole_shown: bool = True) -> R
     """The request as posted: what it covers, and Approve / Edit mapping / Reject; with
     `whole_shown` False (a request its message cannot hold, whose whole text could not be
     posted beside it) without Approve, saying why: nobody approves what they cannot see."""
-    blocks = request_body(request)
+    cuts = _Cuts(request, posted=whole_shown)
+    blocks = _described(request, cuts)
     if not whole_shown:
         blocks.append(section(NOT_WHOLE.format(investigation=request.investigation_id)))
-    blocks.extend(_clarifications(request, [], MAX_BLOCKS - len(blocks) - 1))
+    blocks.extend(_clarifications(request, cuts, MAX_BLOCKS - len(blocks) - 1))
     blocks.append(_buttons(request, approvable=request.approvable and whole_shown))
     verb = "approve" if request.approvable else "answer"
     return Rendered(

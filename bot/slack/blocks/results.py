@@ -65,14 +65,20 @@ class ExceptionsFile:
     comment: str
 
 
+def _first(items: list[Any]) -> tuple[str, str]:
+    """The first `_ROWS_SHOWN` of a finding's ids or rows, joined, and how many more there
+    are, with where they all are ("" when none)."""
+    more = len(items) - _ROWS_SHOWN
+    said = f" and {more:,} more (in the exceptions file)" if more > 0 else ""
+    return ", ".join(str(i) for i in items[:_ROWS_SHOWN]), said
+
+
 def _ids(ids: list[Any]) -> str:
-    """A finding's ids, each whole, the first `_ROWS_SHOWN` of them; the rest counted, with
-    where they are."""
+    """A finding's ids, each whole, the first `_ROWS_SHOWN` of them; the rest counted."""
     if not ids:
         return "`-`"
-    shown = whole(", ".join(str(i) for i in ids[:_ROWS_SHOWN]))
-    more = len(ids) - _ROWS_SHOWN
-    return shown + (f" and {more:,} more (in the exceptions file)" if more > 0 else "")
+    shown, more = _first(ids)
+    return whole(shown) + more
 
 
 def _finding_line(finding: dict[str, Any]) -> str:
@@ -84,13 +90,7 @@ def _finding_line(finding: dict[str, Any]) -> str:
     expected = escape(format_money(finding.get("expected"), currency))
     actual = escape(format_money(finding.get("actual"), currency))
     where = "; ".join(
-        f"{e['file']} rows {', '.join(str(r) for r in e['rows'][:_ROWS_SHOWN])}"
-        + (
-            f" and {len(e['rows']) - _ROWS_SHOWN:,} more (in the exceptions file)"
-            if len(e["rows"]) > _ROWS_SHOWN
-            else ""
-        )
-        for e in finding.get("evidence") or []
+        f"{e['file']} rows " + "".join(_first(e["rows"])) for e in finding.get("evidence") or []
     )
     return (
         f"• *{escape(str(finding.get('category')))}*: orders {orders}, "

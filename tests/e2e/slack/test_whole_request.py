@@ -97,4 +97,8 @@ def test_when_the_whole_request_cannot_be_posted_approve_is_held_back(
     messages.post(request)
     [message] = [m for m in standin.workspace.thread(CHANNEL, root.ts) if m.blocks]
     assert message.action_ids() == ["edit_mapping", "reject"]
-    assert "Approve is held back" in message.all_text()
+    shown = message.all_text()
+    assert "Approve is held back" in shown
+    # It never points to a file that was not posted: the rest is where it really is.
+    assert "`request-PAUSE-0123456789.txt` posted" not in shown
+    assert "could not be posted as a file here; `reconbot status INV-ABCDEF0123 --json`" in shown

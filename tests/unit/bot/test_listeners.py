@@ -218,8 +218,3 @@ def test_a_file_shared_by_a_bot_is_left_alone(
     upload = {**UPLOAD, "bot_id": "B0RECONBOT"}
     events.on_file_share(deps, upload, {"team_id": "T0", "event_id": "Ev0BOT", "event": upload})
     assert calls == []
-
-
-def test_the_file_shared_event_is_only_acknowledged() -> None:
-    """Slack also sends `file_shared` for the same upload; the `file_share` message does it."""
-    assert events.on_file_shared() is None

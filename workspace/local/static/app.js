@@ -208,7 +208,11 @@
   }
 
   function openThread(ts) {
-    if (ts !== page.thread) page.composers.thread.clear();  // files meant for another thread
+    const unsent = ts !== page.thread ? page.composers.thread.files() : [];
+    if (unsent.length) {  // files meant for another thread: said, never dropped silently
+      page.composers.thread.clear();
+      toast("Not sent, and taken off: " + unsent.map((f) => f.name).join(", ") + " (meant for the thread you left).");
+    }
     page.thread = ts;
     page.scrollDown = true;
     if (page.data) draw();
