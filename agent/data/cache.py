@@ -38,11 +38,12 @@ from cachetools import FIFOCache
 from agent.data.ingest import CsvLayout, layout_from_options
 from agent.data.ingest.columnar import Columns, RowProgress, build_columns, read_into
 from agent.data.kept import KeptTables
+from agent.data.notes import Note
 from agent.errors import InputFileError, LedgerError, StorageError
 
 logger = logging.getLogger(__name__)
 
-FORMAT = 1
+FORMAT = 2
 """Bumped when what an entry holds changes, so that entries of an older build are not read."""
 
 
@@ -97,9 +98,9 @@ class ColumnCache:
                 delimiter=saved["delimiter"],
                 header_line=int(saved["header_line"]),
                 columns=tuple(saved["columns"]),
-                notes=tuple(saved["notes"]),
+                notes=tuple(Note.from_json(n) for n in saved["notes"]),
                 records=int(saved["records"]),
-                warnings=tuple(saved.get("warnings", ())),
+                warnings=tuple(Note.from_json(w) for w in saved.get("warnings", ())),
             )
             digest_read = str(saved["digest"])
             now = time.time()
@@ -310,9 +311,9 @@ class ColumnCache:
             "delimiter": layout.delimiter,
             "header_line": layout.header_line,
             "columns": list(layout.columns),
-            "notes": list(layout.notes),
+            "notes": [n.to_json() for n in layout.notes],
             "records": layout.records,
-            "warnings": list(layout.warnings),
+            "warnings": [w.to_json() for w in layout.warnings],
         }
         # One per thread (the Parquet's is one per call): two threads of one process may build
         # one key (the same file in both roles) and must not rename each other's file away.

@@ -16,6 +16,8 @@ from collections.abc import Callable
 from agent.data.ingest import CsvSample
 from agent.data.mapping import Proposal, infer_mapping
 from agent.data.normalize import ValidationReport
+from agent.data.normalize.codes import Code
+from agent.data.notes import note, with_code
 from agent.data.schema import Mapping, Role
 from agent.data.vocabulary import BUILTIN, Vocabulary
 
@@ -60,8 +62,8 @@ def take_evident(
     problems, or more references that name an order; anything else is still said); else
     `proposal` and `report` as they were."""
     given = {role: dict(fields) for role, fields in answers.items()}
-    taken: list[str] = []
-    without = report.references_line
+    taken: list[dict[str, object]] = []
+    without = _references(report)
     for _ in range(MAX_EVIDENT_ROUNDS):
         if not report.proposed or _answered_ids(answers, report.proposed):
             break
@@ -75,16 +77,19 @@ def take_evident(
         if not _does_better(found, report):
             logger.info("| the reading the files show does no better: not proposed")
             break
-        taken.append(report.proposed_reading)
+        if report.proposed_reading is not None:
+            taken.append(dict(report.proposed_reading.params))
         given, proposal, report = trying, evident, found
     if taken:
-        report.facts.insert(
-            0,
-            "Proposed from the files, not asked: "
-            + "; then ".join(taken)
-            + (f". Without it, {without}" if without else ""),
-        )
+        report.facts.insert(0, note(Code.EVIDENT_TAKEN, taken=taken, without=without))
     return proposal, report
+
+
+def _references(report: ValidationReport) -> dict[str, object] | None:
+    """The parameters of `report`'s references line (how many references name an order), or
+    None when the gates did not count them."""
+    found = with_code(report.routine, Code.REFERENCES)
+    return dict(found[0].params) if found else None
 
 
 def _answered_ids(answers: dict[Role, dict[str, str]], proposed: dict[str, dict[str, str]]) -> bool:

@@ -11,6 +11,7 @@ at any rate, not only when (almost) nothing meets.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import duckdb
 
@@ -23,7 +24,9 @@ from agent.data.id_evidence import (
     references_met,
 )
 from agent.data.normalize import ValidationReport, reference_tokens_sql
+from agent.data.normalize.codes import Code
 from agent.data.normalize.expressions import sql_words
+from agent.data.notes import note
 from agent.data.schema import Mapping, Role
 
 MIN_MATCH_SHARE = 0.5
@@ -58,19 +61,20 @@ def _check_order_ids(
     keys, rows, conflicting = (int(v) for v in row)
     if not keys:
         return
-    report.routine.append(f"{name}: {keys:,} order ids on {rows:,} rows with a total")
+    report.routine.append(note(Code.ORDER_IDS, file=name, keys=keys, rows=rows))
     many_rows = rows >= 100 and rows / keys > MAX_ROWS_PER_ORDER
     conflicts = conflicting > 5 and conflicting / keys > MAX_CONFLICT_SHARE
     if many_rows or conflicts:
-        why = (
-            f"{conflicting:,} of its {keys:,} ids carry different totals on different rows"
-            if conflicts
-            else f"it has only {keys:,} different values on {rows:,} rows with a total"
-        )
         report.errors.append(
-            f'{name}: column "{column}" does not look like the order id: {why}. '
-            "An order id names one order; choose the column that holds each order's own id "
-            "(edit orders.order_id=COLUMN)."
+            note(
+                Code.NOT_ORDER_ID,
+                file=name,
+                column=column,
+                keys=keys,
+                rows=rows,
+                conflicting=conflicting,
+                conflicts=conflicts,
+            )
         )
 
 
@@ -100,25 +104,17 @@ def _check_references(
     ).fetchone()
     assert row is not None
     multi = int(row[0])
-    orders_name, payments_name = names[Role.ORDERS], names[Role.PAYMENTS]
-    fact = (
-        f"{named:,} of {total:,} payment references in {payments_name} "
-        f"name an order in {orders_name}"
-    )
-    if multi:
-        fact += f" ({multi:,} of them name several orders)"
-    report.routine.append(fact)
+    fact: dict[str, Any] = {
+        "named": named,
+        "total": total,
+        "payments": names[Role.PAYMENTS],
+        "orders": names[Role.ORDERS],
+        "several": multi,
+    }
+    report.routine.append(note(Code.REFERENCES, **fact))
     report.references = [named, total]
-    report.references_line = fact
     if named / total >= MIN_MATCH_SHARE and multi / total >= MIN_MATCH_SHARE:
-        where = ", ".join(str(r) for r in row[1])
-        report.warnings.append(
-            f"Under this reading {fact}, e.g. rows {where}: reconciling reports most payments "
-            "as multi_order_payment. If a payment seldom pays several orders here, other "
-            "numbers in the reference (item counts, dates) are read as order ids: give "
-            "the reference's pattern (edit payments.id_pattern=REGEX with one capture group, "
-            'e.g. payments.id_pattern="Order (\\d+)"), or map payments.order_id to another column.'
-        )
+        report.warnings.append(note(Code.MULTI_ORDER_READING, **fact, rows=list(row[1])))
         return
     if named < total:
         _weigh_readings(con, mapping, met, fact, report)
@@ -128,7 +124,7 @@ def _weigh_readings(
     con: duckdb.DuckDBPyConnection,
     mapping: Mapping,
     met: Fix,
-    fact: str,
+    fact: dict[str, Any],
     report: ValidationReport,
 ) -> None:
     """Weigh the other id readings over the whole files: the one that clearly makes more
@@ -155,45 +151,35 @@ def _weigh_readings(
         fix = replace(fix, merged=merged_orders(con, met, fix))
         if not fix.merged:  # the files say it: validated in this one's place
             report.proposed = fix.answers(mapping)
-            report.proposed_reading = (
-                f"{fix.named:,} of {fix.total:,} payment references name an order under: "
-                f"{fix.describe(mapping)} (edit {fix.edit(mapping)})"
+            report.proposed_reading = note(
+                Code.PROPOSED_READING,
+                named=fix.named,
+                total=fix.total,
+                reading=fix.describe(mapping),
+                edit=fix.edit(mapping),
             )
+    advice: dict[str, Any]
     if fix is not None and close:
-        said = "; ".join(
-            f"edit {f.edit(mapping)} ({f.named:,} of {f.total:,} references name an order)"
-            for f in (fix, *close)
-        )
-        advice = f" Two readings come close: {said}. Say which is right."
+        readings = [[f.edit(mapping), f.named, f.total] for f in (fix, *close)]
+        advice = {"kind": "close", "readings": readings}
     elif fix is not None:
-        why = ""
-        if fix.merged:
-            why = f"; it would read {fix.merged:,} order ids as another order's, so it is not"
-            why += " proposed"
-        elif several:
-            why = (
-                f"; {fix.several:,} of them would name several orders (other numbers read as "
-                "order ids), so it is not proposed"
-            )
-        advice = (
-            f" Under {fix.describe(mapping)}, {fix.named:,} of {fix.total:,} would "
-            f"(edit {fix.edit(mapping)}){why}."
-        )
+        advice = {
+            "kind": "better",
+            "reading": fix.describe(mapping),
+            "named": fix.named,
+            "total": fix.total,
+            "edit": fix.edit(mapping),
+            "merged": fix.merged,
+            "several": fix.several if several else 0,
+        }
     elif failing:
-        advice = (
-            " Check that payments.order_id is the column holding the order reference and "
-            "orders.order_id the order's own id, or give the reference's pattern "
-            "(edit payments.id_pattern=REGEX with one capture group)."
-        )
+        advice = {"kind": "check"}
     else:
         return
     if failing:
-        report.errors.append(
-            f"Under this reading {fact}: the files do not meet, so reconciling would report "
-            f"nearly every order and payment as unmatched.{advice}"
-        )
+        report.errors.append(note(Code.READING_FAILS, **fact, advice=advice))
     elif not report.proposed:
-        report.warnings.append(f"Under this reading {fact}.{advice}")
+        report.warnings.append(note(Code.READING_WEAK, **fact, advice=advice))
 
 
 def _named_rows(mapping: Mapping) -> str:

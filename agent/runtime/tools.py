@@ -25,6 +25,7 @@ from agent.data.mapping import Proposal
 from agent.data.normalize import ValidationReport
 from agent.data.policy import CATEGORY_ORDER
 from agent.data.schema import READING_OPTIONS, Role
+from agent.data.wording import words_of
 from agent.domain import PauseKind
 from agent.errors import MappingError, ReconbotError
 from agent.identity import input_identity
@@ -76,7 +77,7 @@ def _dataset_view(proposal: Proposal, role: Role) -> dict[str, Any]:
             }
             for c in dataset.choices
         },
-        "notes": dataset.notes,
+        "notes": words_of(dataset.notes),
     }
 
 
@@ -207,7 +208,7 @@ def validate_mapping(
         if proposal is not None and mapping is not None and not problems:
             report = validate(context, mapping)
             proposal, report = validate_by_evidence(context, samples, answers, proposal, report)
-            problems.extend(report.errors)
+            problems.extend(words_of(report.errors))
     except ReconbotError as error:
         problems.append(str(error))
     questions = [c.question for c in proposal.clarifications] if proposal else []
@@ -226,7 +227,7 @@ def validate_mapping(
             "message": message,
             "problems": problems,
             "questions": questions,
-            "warnings": report.warnings if report else [],
+            "warnings": words_of(report.warnings) if report else [],
             "rows": report.rows if report else {},
         }
     )

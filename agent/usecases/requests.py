@@ -14,6 +14,7 @@ from datetime import datetime
 from agent.data.mapping import Proposal
 from agent.data.normalize import ValidationReport
 from agent.data.schema import Role
+from agent.data.wording import words_of
 from agent.dependencies import Dependencies, Progress
 from agent.domain import (
     ApprovalRequest,
@@ -111,9 +112,9 @@ def record_request(
             fields=fields,
             clarifications=clarifications,
             problems=list(signal.problems),
-            warnings=list(signal.report.warnings) if signal.report else [],
+            warnings=words_of(signal.report.warnings) if signal.report else [],
             notes=notes(signal.report, proposal),
-            routine=list(signal.report.routine) if signal.report else [],
+            routine=words_of(signal.report.routine) if signal.report else [],
             rows=dict(signal.report.rows) if signal.report else {},
             policy_version=settings.policy.version,
             authorization_identity=authorization_identity(
@@ -232,4 +233,4 @@ def notes(report: ValidationReport | None, proposal: Proposal | None) -> list[st
     """What the reading assumed and decided, for the person deciding: the proposal's notes
     (what it inferred), then the meaning validation gave each value (statuses, kinds, signs)."""
     inferred = [n for role in Role for n in proposal.dataset(role).notes] if proposal else []
-    return [*inferred, *(report.facts if report else [])]
+    return words_of([*inferred, *(report.facts if report else [])])

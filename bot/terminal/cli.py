@@ -38,6 +38,7 @@ from agent.data.mapping import Proposal
 from agent.data.money import format_amount, format_money
 from agent.data.normalize import ValidationReport
 from agent.data.schema import Mapping, Role
+from agent.data.wording import words_of
 from agent.errors import CommandLineError, MappingError, ReconbotError
 from bot.composition import configured_policy
 from bot.config import Settings
@@ -249,16 +250,18 @@ def _explain(args: argparse.Namespace) -> int:
 def _proposal_document(proposal: Proposal, report: ValidationReport | None) -> dict[str, Any]:
     document: dict[str, Any] = proposal.model_dump(mode="json")
     document["mapping"] = proposal.mapping.canonical() if proposal.mapping else None
+    for dataset in (proposal.orders, proposal.payments):
+        document[dataset.role.value]["notes"] = words_of(dataset.notes)
     document["validation"] = (
         None
         if report is None
         else {
             "ok": report.ok,
             "rows": report.rows,
-            "errors": report.errors,
-            "warnings": report.warnings,
-            "facts": report.facts,
-            "routine": report.routine,
+            "errors": words_of(report.errors),
+            "warnings": words_of(report.warnings),
+            "facts": words_of(report.facts),
+            "routine": words_of(report.routine),
         }
     )
     return document
@@ -293,14 +296,14 @@ def render_proposal(
                 f"   {field}: decimal {reading.decimal!r}, thousands {reading.thousands!r}, "
                 f"{reading.unit} units"
             )
-        lines.extend(f"   note: {note}" for note in dataset.notes)
+        lines.extend(f"   note: {note}" for note in words_of(dataset.notes))
     for question in proposal.clarifications:
         lines.append(f"\nQUESTION: {question.question} Choices: {', '.join(question.choices)}")
     if report is not None:
         lines.append("")
-        lines.extend(f"checked: {fact}" for fact in [*report.facts, *report.routine])
-        lines.extend(f"ERROR: {e}" for e in report.errors)
-        lines.extend(f"warning: {w}" for w in report.warnings)
+        lines.extend(f"checked: {fact}" for fact in words_of([*report.facts, *report.routine]))
+        lines.extend(f"ERROR: {e}" for e in words_of(report.errors))
+        lines.extend(f"warning: {w}" for w in words_of(report.warnings))
         if report.ok and not report.warnings:
             lines.append("Every mapped value reads under this mapping.")
         elif report.ok:

@@ -15,6 +15,7 @@ from agent.data.pipeline import run_job
 from agent.data.policy import Policy
 from agent.data.reconcile import connect, load_and_validate
 from agent.data.schema import Mapping, Role
+from agent.data.wording import words_of
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +60,9 @@ def test_100k_orders_reconcile_to_exactly_the_truth(demo: Path, tmp_path: Path) 
     assert mapping is not None
     assert report.ok
     assert report.warnings == []
-    [proposed] = [f for f in report.facts if f.startswith("Proposed from the files, not asked")]
+    [proposed] = [
+        f for f in words_of(report.facts) if f.startswith("Proposed from the files, not asked")
+    ]
     assert "ids compared in any case" in proposed
     result = run_job(files, mapping, Policy(), tmp_path / "exceptions.csv")
     summary = result.reconciliation.summary()

@@ -11,6 +11,7 @@ from agent.data.pipeline import run_job
 from agent.data.policy import Policy
 from agent.data.reconcile import connect, load_and_validate
 from agent.data.schema import Role
+from agent.data.wording import words_of
 
 N = 40
 
@@ -48,7 +49,7 @@ def test_german_export_against_stripe_style_payments(tmp_path: Path) -> None:
     assert (options.encoding, options.delimiter, options.header_row) == ("cp1252", ";", 4)
     assert options.amounts["order_amount"].decimal == ","
     assert options.timestamps["order_date"].pattern == "%d.%m.%Y %H:%M"
-    assert any("Windows-1252" in note for note in proposal.orders.notes)
+    assert any("Windows-1252" in note for note in words_of(proposal.orders.notes))
     files = {
         Role.ORDERS: (orders, orders.name),
         Role.PAYMENTS: (payments, payments.name),

@@ -18,6 +18,7 @@ from agent.data.pipeline import run_job
 from agent.data.policy import Policy
 from agent.data.reconcile import connect, load_and_validate
 from agent.data.schema import Mapping, Role
+from agent.data.wording import words_of
 
 N = 40
 
@@ -101,10 +102,10 @@ def test_a_reading_that_matches_nothing_asks_with_the_likely_fix(
     paths = _files(tmp_path, order_ids, references)
     _, report = _validate(paths)
     assert not report.ok
-    [problem] = [e for e in report.errors if "name an order" in e]
+    [problem] = [e for e in words_of(report.errors) if "name an order" in e]
     assert f"of {N} payment references in payments.csv name an order" in problem
     assert edit in problem
-    assert f"orders.csv: {N} rows read" in report.routine
+    assert f"orders.csv: {N} rows read" in words_of(report.routine)
 
     # The files show the fix clearly: it is proposed, and it validates (issue 37).
     proposed = {Role(role): options for role, options in report.proposed.items()}
@@ -112,7 +113,7 @@ def test_a_reading_that_matches_nothing_asks_with_the_likely_fix(
     mapping, fixed = _validate(paths, answers)
     assert fixed.ok, fixed.errors
     assert f"{N} of {N} payment references in payments.csv name an order in orders.csv" in (
-        fixed.routine
+        words_of(fixed.routine)
     )
     files = {role: (paths[role], paths[role].name) for role in Role}
     result = run_job(files, mapping, Policy(), tmp_path / "x.csv")
@@ -149,7 +150,9 @@ def test_ten_thousand_rows_of_one_order_id_are_not_an_order_id(tmp_path: Path) -
     )
     paths = {Role.ORDERS: orders, Role.PAYMENTS: payments}
     _, report = _validate(paths, {Role.ORDERS: {"order_id": "store"}})
-    assert any('column "store" does not look like the order id' in e for e in report.errors)
+    assert any(
+        'column "store" does not look like the order id' in e for e in words_of(report.errors)
+    )
     _, fixed = _validate(paths, {Role.ORDERS: {"order_id": "order_no"}})
     assert fixed.ok, fixed.errors
 
@@ -180,7 +183,7 @@ def test_an_id_column_whose_ids_carry_different_totals_is_not_an_order_id(
     )
     paths = {Role.ORDERS: orders, Role.PAYMENTS: payments}
     _, report = _validate(paths, {Role.ORDERS: {"order_id": "batch"}})
-    assert any("100 of its 100 ids carry different totals" in e for e in report.errors), (
+    assert any("100 of its 100 ids carry different totals" in e for e in words_of(report.errors)), (
         report.errors
     )
     _, fixed = _validate(paths, {Role.ORDERS: {"order_id": "order_no"}})
@@ -193,7 +196,7 @@ def test_an_id_column_whose_ids_carry_different_totals_is_not_an_order_id(
     _, lines = _validate(
         {Role.ORDERS: same, Role.PAYMENTS: payments}, {Role.ORDERS: {"order_id": "batch"}}
     )
-    assert not any("carry different totals" in e for e in lines.errors), lines.errors
+    assert not any("carry different totals" in e for e in words_of(lines.errors)), lines.errors
 
 
 def test_references_that_each_name_several_orders_are_warned_about(tmp_path: Path) -> None:
@@ -208,7 +211,7 @@ def test_references_that_each_name_several_orders_are_warned_about(tmp_path: Pat
     # A warning, not a question: a file whose payments do pay several orders each must stay
     # approvable, and no id pattern could make its references name one order.
     assert report.ok
-    [problem] = [w for w in report.warnings if "name several orders" in w]
+    [problem] = [w for w in words_of(report.warnings) if "name several orders" in w]
     assert "reconciling reports most payments as multi_order_payment" in problem
     assert "payments.id_pattern=" in problem
 

@@ -23,6 +23,7 @@ from agent.data.pipeline import run_job
 from agent.data.policy import Policy
 from agent.data.reconcile import connect, load_and_validate
 from agent.data.schema import Mapping, Role
+from agent.data.wording import words_of
 from agent.identity import mapping_digest
 from bot.terminal.workflow_cli import parse_edit
 
@@ -96,7 +97,7 @@ def test_a_statement_without_payment_ids_names_each_payment_by_its_row(tmp_path:
     assert report.errors == []
     assert (
         "etsy_statement.csv has no payment id column: each payment is named by its data row "
-        "(row 1, row 2, ..." in " ".join(report.facts)
+        "(row 1, row 2, ..." in " ".join(words_of(report.facts))
     )
     result = _reconcile(orders, payments, mapping, tmp_path)
     run = result.reconciliation
@@ -176,7 +177,7 @@ def test_refund_fee_and_payout_rows_without_an_id_never_block(
     assert mapping.payments.columns["payment_id"] == payment_id
     report = _validate(orders_path, payments_path, mapping)
     assert report.errors == []
-    assert not any(EMPTY_ID in w for w in report.warnings)
+    assert not any(EMPTY_ID in w for w in words_of(report.warnings))
     run = _reconcile(orders_path, payments_path, mapping, tmp_path).reconciliation
     assert {c: n for c, n in run.summary().counts.items() if n} == {"order_without_capture": 1}
     assert [f.order_ids for f in run.findings()] == [[unpaid]]
@@ -216,7 +217,7 @@ def test_rows_the_approved_kinds_ignore_need_no_id(tmp_path: Path) -> None:
     kinds = mapping.payments.options.kinds
     assert kinds is not None and {"payout", "fee"} <= set(kinds.ignore)
     report = _validate(orders, payments, mapping)
-    assert not any(EMPTY_ID in e for e in [*report.errors, *report.warnings])
+    assert not any(EMPTY_ID in e for e in words_of([*report.errors, *report.warnings]))
 
 
 def test_rows_whose_status_the_approved_kinds_ignore_need_no_id(tmp_path: Path) -> None:
@@ -238,7 +239,7 @@ def test_rows_whose_status_the_approved_kinds_ignore_need_no_id(tmp_path: Path) 
     assert mapping is not None and mapping.payments.columns["payment_status"] == "status"
     report = _validate(orders, payments, mapping)
     assert report.errors == []
-    assert not any(EMPTY_ID in w for w in report.warnings)
+    assert not any(EMPTY_ID in w for w in words_of(report.warnings))
     run = _reconcile(orders, payments, mapping, tmp_path).reconciliation
     assert run.summary().ledger[1].ignored == {"row_kind": 2}
 
@@ -258,7 +259,7 @@ def test_captures_without_an_id_are_asked_with_an_edit_that_reads_as_typed(
     payments = _write(tmp_path / "payments.csv", header, rows)
     mapping = _propose(orders, payments, {Role.PAYMENTS: {"payment_id": "txn_id"}}).mapping
     assert mapping is not None
-    [error] = [e for e in _validate(orders, payments, mapping).errors if EMPTY_ID in e]
+    [error] = [e for e in words_of(_validate(orders, payments, mapping).errors) if EMPTY_ID in e]
     assert 'in column "txn_id" (payment_id), e.g. rows 2, 3' in error
     assert "(edit payments.payment_id=COLUMN)" in error
     assert "(edit payments.payment_id=)" in error

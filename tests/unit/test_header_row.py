@@ -25,6 +25,7 @@ from agent.data.policy import Policy
 from agent.data.reconcile import connect, load_and_validate
 from agent.data.samples import SampleCache
 from agent.data.schema import Role
+from agent.data.wording import words, words_of
 from agent.errors import MappingError, MissingHeaderError
 from bot.presentation.readings import describe_reading
 
@@ -108,7 +109,9 @@ def test_lines_above_the_header_are_skipped_and_said(
     assert sample.layout.header_line + 1 == line
     assert sample.layout.columns == columns
     assert len(sample.rows) == rows
-    assert f"the header is line {line}; the {line - 1} line(s) above it" in sample.layout.notes[-1]
+    assert f"the header is line {line}; the {line - 1} line(s) above it" in words(
+        sample.layout.notes[-1]
+    )
 
 
 def test_title_lines_padded_with_delimiters_are_skipped(tmp_path: Path) -> None:
@@ -124,7 +127,7 @@ def test_the_proposal_says_the_detected_header_line() -> None:
     proposal = infer_mapping(_sample(ORDERS), _sample(DKB))
     assert proposal.payments.file_name == DKB.name
     assert proposal.payments.options.header_row == 5
-    assert any(n.startswith("the header is line 5;") for n in proposal.payments.notes)
+    assert any(n.startswith("the header is line 5;") for n in words_of(proposal.payments.notes))
     assert proposal.orders.options.header_row == 1
 
 
@@ -152,7 +155,7 @@ def test_a_header_row_answer_reads_the_file_from_that_line(payments_first: bool)
     assert payments.options.header_row == 5
     assert payments.sampled_rows == 8
     assert "the header is line 5, as a person answered; the 4 line(s) above it" in " ".join(
-        payments.notes
+        words_of(payments.notes)
     )
     chosen = {c.field: c.column for c in payments.choices}
     assert chosen["captured_amount"] == "Betrag (€)"
@@ -289,7 +292,7 @@ def test_the_answered_header_line_is_validated_and_reconciled_row_by_row(tmp_pat
     assert report.errors == []
     assert report.rows == {"orders": 8, "payments": 8}  # not the 11 rows below line 1
     assert "7 of 8 payment references in dkb_girokonto_resaved.csv name an order" in " ".join(
-        report.routine
+        words_of(report.routine)
     )
     exceptions = tmp_path / "exceptions.csv"
     run = run_job(files, mapping, Policy(), exceptions).reconciliation

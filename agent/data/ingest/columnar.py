@@ -198,9 +198,9 @@ def _read_counted(
             first_utf8 = attempt == 0 and layout.encoding == "utf-8"
             try:
                 read = run(read_csv_sql(source, layout, skip, parallel=parallel))
-            except duckdb.InvalidInputException as error:
+            except duckdb.InvalidInputException:
                 counted.cancel()
-                if first_utf8 and "unicode" in str(error).lower():
+                if first_utf8 and not digest.result()[1]:  # refused for its invalid UTF-8
                     layout = fallback_to_cp1252(layout)
                     continue
                 if not blame_file:

@@ -27,6 +27,8 @@ from agent.data.ingest.layout import (
     holds_values,
 )
 from agent.data.ingest.mixed_codec import mixed_codec
+from agent.data.ingest.wording import LayoutCode
+from agent.data.notes import Note, note
 from agent.errors import (
     CellTooLargeError,
     EmptyFileError,
@@ -103,21 +105,17 @@ def inspect_head(
     encoding, text, notes = _decode_head(head, file_name, complete=complete)
     if header_row is None:
         delimiter, header_index, records, header_line = _sniff(text, file_name, complete=complete)
-        chosen = ""
+        chosen = False
     else:
         delimiter = _table(text, file_name, complete=complete)[0]
         limit = SAMPLE_ROWS + 2
         records = records_from_line(
             text, delimiter, header_row, file_name, complete=complete, limit=limit
         )
-        header_index, header_line, chosen = 0, header_row - 1, ", as a person answered"
+        header_index, header_line, chosen = 0, header_row - 1, True
     columns = header_columns(records[header_index], file_name)
     if header_line > 0:  # a title, notes or totals above the table: said, never read as rows
-        notes = (
-            *notes,
-            f"the header is line {header_line + 1}{chosen}; the {header_line} line(s) above it "
-            "(a title or notes) are not read",
-        )
+        notes = (*notes, note(LayoutCode.HEADER_LINE, line=header_line + 1, answered=chosen))
     layout = CsvLayout(file_name, encoding, delimiter, header_line, columns, notes)
     data = records[header_index + 1 :]
     if not complete and data:
@@ -176,7 +174,7 @@ def reheaded(sample: CsvSample, header_row: int) -> CsvSample:
 
 def _decode_head(
     head: bytes, file_name: str, *, complete: bool
-) -> tuple[str, str, tuple[str, ...]]:
+) -> tuple[str, str, tuple[Note, ...]]:
     if head.startswith(codecs.BOM_UTF8):
         try:
             text = codecs.getincrementaldecoder("utf-8")().decode(head[3:], final=complete)
@@ -196,7 +194,7 @@ def _decode_head(
                 "the file starts as UTF-16 text but is not valid UTF-16; export it again as UTF-8",
                 file_name=file_name,
             ) from error
-        return "utf-16", text, ("read as UTF-16",)
+        return "utf-16", text, (note(LayoutCode.UTF16),)
     for magic, what in _MAGIC:
         if head.startswith(magic):
             raise NotCsvError(
@@ -222,7 +220,7 @@ def _decode_head(
             "the file is neither UTF-8 nor Windows-1252 text; export it again as UTF-8",
             file_name=file_name,
         ) from error
-    return "cp1252", text, ("not UTF-8: read as Windows-1252",)
+    return "cp1252", text, (note(LayoutCode.CP1252),)
 
 
 def _sniff(text: str, file_name: str, *, complete: bool) -> tuple[str, int, list[list[str]], int]:

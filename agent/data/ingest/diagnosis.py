@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import IO
 
 from agent.data.ingest.layout import DELIMITER_NAMES, MAX_CELL_BYTES, CsvLayout, python_codec
+from agent.data.ingest.wording import LayoutCode
+from agent.data.notes import Note, note
 from agent.errors import (
     CellTooLargeError,
     EncodingError,
@@ -91,6 +93,7 @@ def first_problem(handle: IO[str], layout: CsvLayout) -> InputFileError | None:
                     name, row, len(record), len(layout.columns), layout.delimiter
                 )
     except csv.Error as error:
+        # csv.Error has no subclasses: its message is the only thing that tells its causes apart.
         text = str(error)
         if "field larger than field limit" in text:
             return CellTooLargeError(
@@ -135,17 +138,18 @@ def megabytes(size: int) -> str:
     return f"{size / (1 << 20):.1f} MB"
 
 
-def swallowed_rows(path: Path, layout: CsvLayout, limit: int = 3) -> str | None:
+def swallowed_rows(path: Path, layout: CsvLayout, limit: int = 3) -> Note | None:
     """A warning naming the cells that hold a line break and, on a line of their own, as many
     separators as a row has; None when no cell does.
 
     A quote left open in one cell and closed rows later is valid CSV: the rows between read
     as that cell's text, and the file's count agrees, so nothing else would show they are
-    gone. `path` is a UTF-8 file that starts at its header record (`duckdb_source`).
+    gone. `path` is a UTF-8 file that starts at its header record (`duckdb_source`). The
+    warning names the file (`LayoutCode.ROWS_SWALLOWED`).
     """
     csv.field_size_limit(MAX_CELL_BYTES)
     separators = len(layout.columns) - 1
-    found: list[str] = []
+    found: list[list[int | str]] = []
     with path.open(encoding="utf-8-sig", errors="replace", newline="") as handle:
         records = (r for r in csv.reader(handle, delimiter=layout.delimiter) if r)
         next(records, None)
@@ -155,13 +159,9 @@ def swallowed_rows(path: Path, layout: CsvLayout, limit: int = 3) -> str | None:
                 if len(lines) > 1 and any(
                     line.count(layout.delimiter) >= separators for line in lines
                 ):
-                    found.append(f'row {row} ("{column}")')
+                    found.append([row, column])
             if len(found) >= limit:
                 break
     if not found:
         return None
-    return (
-        f"a cell holds line breaks and a whole row's worth of separators, e.g. "
-        f"{', '.join(found)}: a quote may be missing there, and the rows inside that cell are "
-        "read as its text, not as rows; check the file"
-    )
+    return note(LayoutCode.ROWS_SWALLOWED, file_name=layout.file_name, cells=found)

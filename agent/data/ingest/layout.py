@@ -15,6 +15,8 @@ from itertools import islice
 from pathlib import Path
 
 from agent.data.ingest.mixed_codec import mixed_codec
+from agent.data.ingest.wording import LayoutCode
+from agent.data.notes import Note, note
 from agent.errors import (
     DuplicateHeaderError,
     EncodingError,
@@ -51,9 +53,10 @@ class CsvLayout:
     delimiter: str
     header_line: int
     columns: tuple[str, ...]
-    notes: tuple[str, ...] = ()
+    notes: tuple[Note, ...] = ()  # how the file was read (`wording.LayoutCode`)
     records: int | None = None
-    warnings: tuple[str, ...] = ()  # what the whole read saw that a person should check
+    # What the whole read saw that a person should check: each names the file (`file_name`).
+    warnings: tuple[Note, ...] = ()
 
     @property
     def delimiter_name(self) -> str:
@@ -153,7 +156,8 @@ def fit_header(header: list[str], rows: list[list[str]], width: int) -> list[str
 
 MIXED_ENCODING = "utf-8+cp1252"
 """UTF-8 with the bytes that are not UTF-8 read as Windows-1252 (`mixed_codec`)."""
-MIXED_NOTE = "not all UTF-8: the bytes that are not UTF-8 read as Windows-1252"
+MIXED_NOTE = note(LayoutCode.MIXED_CP1252)
+"""The note of a layout read as `MIXED_ENCODING`."""
 
 
 def fallback_to_cp1252(layout: CsvLayout) -> CsvLayout:

@@ -15,6 +15,8 @@ from agent.data.formats import NumberFormat
 from agent.data.mapping.columns import SampleColumns
 from agent.data.mapping.headers import normalize_header
 from agent.data.mapping.proposal import DatasetProposal
+from agent.data.mapping.wording import ProposalCode
+from agent.data.notes import note
 from agent.data.profile import ColumnProfile
 from agent.data.schema import SCHEMA, AmountReading, Role
 from agent.errors import MappingError
@@ -144,11 +146,7 @@ def decide_units(
             updated = proposal.model_copy(
                 update={
                     "options": proposal.options.model_copy(update={"amounts": new_amounts}),
-                    "notes": [
-                        *proposal.notes,
-                        f'"{column}" is in minor units (cents): matched amounts are '
-                        "100 times the other file's",
-                    ],
+                    "notes": [*proposal.notes, note(ProposalCode.MINOR_UNITS, column=column)],
                 }
             )
             datasets[proposal.role] = updated

@@ -31,6 +31,8 @@ from agent.data.ingest import SAMPLE_ROWS, CsvSample
 from agent.data.mapping.by_object import ByObjects
 from agent.data.mapping.columns import SampleColumns
 from agent.data.mapping.headers import header_score
+from agent.data.mapping.wording import ProposalCode
+from agent.data.notes import Note
 from agent.data.profile import ColumnProfile, profile_sample
 from agent.data.schema import SCHEMA
 
@@ -68,12 +70,9 @@ class Budget:
         return self.spent
 
     @property
-    def note(self) -> str:
-        """What a person reads about a spent budget."""
-        return (
-            f"the file is too large to compare all its columns' values within "
-            f"{self.seconds:g} s: the fields that have more than one candidate are asked"
-        )
+    def note(self) -> Note:
+        """The note a proposal made under a spent budget carries (`ProposalCode.BUDGET_SPENT`)."""
+        return Note(ProposalCode.BUDGET_SPENT, {"seconds": self.seconds})
 
 
 def named_columns(columns: Collection[str]) -> set[str]:

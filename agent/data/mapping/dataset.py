@@ -19,6 +19,8 @@ from agent.data.mapping.order_statuses import order_statuses
 from agent.data.mapping.proposal import Candidate, Clarification, DatasetProposal, FieldChoice
 from agent.data.mapping.readings import reading_from_answers, reading_options
 from agent.data.mapping.row_kinds import row_kinds
+from agent.data.mapping.wording import ProposalCode
+from agent.data.notes import Note
 from agent.data.profile import ColumnProfile
 from agent.data.schema import READING_OPTIONS, SCHEMA, FieldSpec, Role
 from agent.data.schema import spec as spec_of
@@ -45,7 +47,7 @@ def dataset_proposal(
     ids = id_reading_from_answers(answers, None)
     answered, default_currency = _answered_columns(role, evidence, answers)
     used: set[str] = set(answered.values())
-    notes = list(sample.layout.notes)
+    notes: list[Note] = list(sample.layout.notes)
     choices: list[FieldChoice] = []
     for spec in SCHEMA[role]:
         if spec.name in answered and not answered[spec.name]:  # no column: named by row
@@ -180,11 +182,16 @@ def _inferred_choice(
     )
 
 
-def _answered_note(note: str, answers: dict[str, str]) -> bool:
+_ANSWERED_BY: dict[str, frozenset[str]] = {
+    ProposalCode.DAY_MONTH_GUESSED: frozenset({"date_order", "timestamp_pattern"}),
+    ProposalCode.DAY_MONTH_SETTLED: frozenset({"date_order", "timestamp_pattern"}),
+    ProposalCode.NO_TIME_ZONE: frozenset({"timezone", "timezone_column"}),
+}
+"""The notes that say what a person's answer settles, by code: the guessed day/month order,
+the time zone assumed, and the answers that settle each."""
+
+
+def _answered_note(note: Note, answers: dict[str, str]) -> bool:
     """Whether `note` says what a person has since answered: the guessed day/month order
     (date_order, timestamp_pattern), the time zone assumed (timezone, timezone_column)."""
-    if "fits both day-first and month-first" in note:
-        return bool({"date_order", "timestamp_pattern"} & answers.keys())
-    if "has no time zone: read as UTC" in note:
-        return bool({"timezone", "timezone_column"} & answers.keys())
-    return False
+    return bool(_ANSWERED_BY.get(note.code, frozenset()) & answers.keys())

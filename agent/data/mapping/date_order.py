@@ -15,11 +15,13 @@ from agent.data.mapping.columns import SampleColumns
 from agent.data.mapping.evidence import Evidence
 from agent.data.mapping.proposal import Clarification, DatasetProposal
 from agent.data.mapping.settling import MIN_MATCHED, the_one_that_agrees
+from agent.data.mapping.wording import ProposalCode
+from agent.data.notes import note, without_code
 from agent.data.schema import TIME_FIELD, Role, TimestampReading
 from agent.data.timestamp_formats import ZONE_SUFFIX, split_zone
 
 _NEAR_DAYS = 7  # swapped day and month move a date by about a month or more (but 5/5)
-_GUESSED = "fits both day-first and month-first"
+_GUESSED = (ProposalCode.DAY_MONTH_GUESSED, ProposalCode.DAY_MONTH_SETTLED)
 
 
 def decide_date_order(
@@ -50,7 +52,7 @@ def decide_date_order(
             and not evidence[other].profiles[other_column].day_month_guessed
         ):
             settled = _settle(datasets, samples, role, stamp)
-        notes = [n for n in proposal.notes if _GUESSED not in n]
+        notes = without_code(proposal.notes, *_GUESSED)
         if settled is None:
             datasets[role] = proposal.model_copy(update={"notes": notes})
             clarifications.append(
@@ -71,10 +73,7 @@ def decide_date_order(
             timestamps = {**proposal.options.timestamps, field: reading}
             options = proposal.options.model_copy(update={"timestamps": timestamps})
             proposal = proposal.model_copy(update={"options": options})
-        notes.append(
-            f'"{column}": every sampled date fits both day-first and month-first; read as '
-            f"{settled}, under which the other file's times fall near this file's"
-        )
+        notes.append(note(ProposalCode.DAY_MONTH_SETTLED, column=column, pattern=settled))
         datasets[role] = proposal.model_copy(update={"notes": notes})
 
 

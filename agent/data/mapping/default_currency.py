@@ -12,6 +12,8 @@ from agent.data.mapping.ambiguity import currency_question
 from agent.data.mapping.evidence import Evidence
 from agent.data.mapping.headers import normalize_header
 from agent.data.mapping.proposal import Clarification, DatasetProposal
+from agent.data.mapping.wording import ProposalCode, currency_why
+from agent.data.notes import Note, note
 from agent.data.schema import MAIN_AMOUNT, Role
 from agent.data.schema.words import CURRENCY_ALIASES
 
@@ -62,16 +64,17 @@ def decide_currencies(
             symbols = _symbol_column(proposal, evidence[role])
             clarifications.append(currency_question(role, proposal.file_name, symbols))
             continue
-        code, why = found
+        why = currency_why(found.params)
         choices = [
             c.model_copy(update={"confidence": 0.9, "reason": why}) if c.field == "currency" else c
             for c in proposal.choices
         ]
+        code = str(found.params["currency"])
         datasets[role] = proposal.model_copy(
             update={
                 "choices": choices,
                 "options": proposal.options.model_copy(update={"default_currency": code}),
-                "notes": [*proposal.notes, f"no currency column: {why}, read as {code}"],
+                "notes": [*proposal.notes, found],
             }
         )
 
@@ -93,8 +96,9 @@ def _symbol_column(
 
 def _currency_of_amounts(
     role: Role, datasets: dict[Role, DatasetProposal], evidence: dict[Role, Evidence]
-) -> tuple[str, str] | None:
-    """The currency a file's main amount column is written in, and why; None if it does not say."""
+) -> Note | None:
+    """The note that a file's main amount column is written in a currency (`currency`), and
+    why (`CURRENCY_WRITTEN`, `CURRENCY_BY_OTHER_FILE`); None if it does not say."""
     column = datasets[role].column_of(MAIN_AMOUNT[role])
     if column is None:
         return None
@@ -102,10 +106,10 @@ def _currency_of_amounts(
     if mark is None:
         return None
     if mark in CURRENCY_EXPONENTS:
-        return mark, f'every amount in "{column}" is written with {mark}'
+        return note(ProposalCode.CURRENCY_WRITTEN, column=column, mark=mark, currency=mark)
     codes = _SYMBOL_CODES.get(mark, ())
     if len(codes) == 1:
-        return codes[0], f'every amount in "{column}" is written with {mark}'
+        return note(ProposalCode.CURRENCY_WRITTEN, column=column, mark=mark, currency=codes[0])
     other = datasets[role.other]
     other_column = other.column_of("currency")
     if other_column is None:
@@ -113,8 +117,11 @@ def _currency_of_amounts(
     seen = {v.strip().upper() for v in set(evidence[role.other].columns.values(other_column))}
     seen.discard("")
     if len(seen) == 1 and (code := seen.pop()) in codes:
-        return code, (
-            f'every amount in "{column}" is written with {mark}, and every row of '
-            f"{other.file_name} is in {code}"
+        return note(
+            ProposalCode.CURRENCY_BY_OTHER_FILE,
+            column=column,
+            mark=mark,
+            other_file=other.file_name,
+            currency=code,
         )
     return None

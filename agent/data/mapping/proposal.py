@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
+from agent.data.notes import Note
 from agent.data.schema import DatasetMapping, Mapping, ReadingOptions, Role
 
 
@@ -59,7 +60,7 @@ class DatasetProposal(BaseModel):
     sampled_rows: int
     choices: list[FieldChoice]
     options: ReadingOptions
-    notes: list[str]
+    notes: list[Note]  # what inference assumed and decided, as codes (`wording.ProposalCode`)
 
     def column_of(self, field: str) -> str | None:
         """The column chosen for `field`, if any."""

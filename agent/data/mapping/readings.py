@@ -12,6 +12,7 @@ from agent.data.ingest import CsvSample
 from agent.data.mapping.amounts import amount_reading, answered_amounts
 from agent.data.mapping.proposal import Clarification, FieldChoice
 from agent.data.mapping.timestamps import answered_timestamps, timestamp_reading
+from agent.data.notes import Note
 from agent.data.profile import ColumnProfile
 from agent.data.schema import SCHEMA, AmountReading, ReadingOptions, Role, TimestampReading
 from agent.errors import MappingError
@@ -21,7 +22,7 @@ def reading_options(
     sample: CsvSample,
     profiles: dict[str, ColumnProfile],
     choices: list[FieldChoice],
-    notes: list[str],
+    notes: list[Note],
 ) -> ReadingOptions:
     """The reading options the sampled values suggest; adds to `notes` what was assumed."""
     amounts: dict[str, AmountReading] = {}

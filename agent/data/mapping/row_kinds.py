@@ -17,6 +17,8 @@ from agent.data.keys import _first_error
 from agent.data.mapping.bounds import CLOSE_CANDIDATES
 from agent.data.mapping.headers import normalize_header
 from agent.data.mapping.proposal import FieldChoice
+from agent.data.mapping.wording import ProposalCode
+from agent.data.notes import Note, note
 from agent.data.profile import ColumnProfile, column_values
 from agent.data.schema import RowKinds, kind_word
 from agent.data.vocabulary import Vocabulary, is_tender
@@ -246,7 +248,7 @@ def row_kinds(
     sample: CsvSample,
     choices: list[FieldChoice],
     answers: dict[str, str],
-    notes: list[str],
+    notes: list[Note],
     vocabulary: Vocabulary,
     profiles: dict[str, ColumnProfile] | None = None,
 ) -> RowKinds | None:
@@ -278,11 +280,14 @@ def row_kinds(
     except ValueError as error:
         raise MappingError(f"row kinds: {_first_error(error)}") from None
     if not given and "kinds_column" not in answers:
-        shown = column or status
-        captures = [f"{w} (refunded)" if w in kinds.refunded else w for w in kinds.capture]
         notes.append(
-            f'row kinds from "{shown}": captures {", ".join(captures)}'
-            + (f"; refunds {', '.join(kinds.refund)}" if kinds.refund else "")
-            + (f"; ignored {', '.join(kinds.ignore)}" if kinds.ignore else "")
+            note(
+                ProposalCode.ROW_KINDS,
+                column=column or status,
+                capture=list(kinds.capture),
+                refunded=list(kinds.refunded),
+                refund=list(kinds.refund),
+                ignore=list(kinds.ignore),
+            )
         )
     return kinds

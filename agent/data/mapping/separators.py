@@ -25,6 +25,8 @@ from agent.data.mapping.amounts import amount_answers, matched_amounts
 from agent.data.mapping.columns import SampleColumns
 from agent.data.mapping.proposal import Clarification, DatasetProposal
 from agent.data.mapping.settling import MIN_MATCHED, the_one_that_agrees
+from agent.data.mapping.wording import ProposalCode
+from agent.data.notes import Note, note
 from agent.data.schema import MAIN_AMOUNT, AmountReading, Role
 
 _MARK_WORDS = {".": "dot", ",": "comma"}
@@ -70,7 +72,7 @@ def decide_separators(
                 ]
             if len(fit) == 1 and reading.unit == "major":  # written as its currency writes
                 if fit[0] == rival:
-                    why = "each has its currency's decimals"
+                    why = ProposalCode.DECIMAL_BY_CURRENCY
                     datasets[role] = _take(datasets[role], field, rival, why)
                 continue
             doubtful[role, field] = (chosen, rival)
@@ -147,21 +149,22 @@ def _settled(
     if agrees == chosen:
         return True
     if agrees == rival:
-        datasets[role] = _take(datasets[role], field, rival, "they agree with the other file's")
+        datasets[role] = _take(datasets[role], field, rival, ProposalCode.DECIMAL_BY_OTHER_FILE)
         return True
     return False
 
 
-def _take(proposal: DatasetProposal, field: str, fmt: NumberFormat, why: str) -> DatasetProposal:
+def _take(
+    proposal: DatasetProposal, field: str, fmt: NumberFormat, why: ProposalCode
+) -> DatasetProposal:
     """`proposal` reading `field` under `fmt`, the other of two readings its values fit, with a
-    note saying why."""
+    note saying why (`why`: its code, `DECIMAL_BY_CURRENCY` or `DECIMAL_BY_OTHER_FILE`)."""
     reading = proposal.options.amounts[field]
     return _with_reading(
         proposal,
         field,
         reading.model_copy(update={"decimal": fmt.decimal, "thousands": fmt.thousands}),
-        f'"{proposal.column_of(field)}" has "{fmt.decimal}" as its decimal mark: its amounts read '
-        f"both ways, and this way {why}",
+        note(why, column=proposal.column_of(field), decimal=fmt.decimal),
     )
 
 
@@ -210,13 +213,13 @@ def _complete(
 
 
 def _with_reading(
-    proposal: DatasetProposal, field: str, reading: AmountReading, note: str | None = None
+    proposal: DatasetProposal, field: str, reading: AmountReading, said: Note | None = None
 ) -> DatasetProposal:
-    """`proposal` reading `field` as `reading`, with `note` added to its notes."""
+    """`proposal` reading `field` as `reading`, with `said` added to its notes."""
     amounts = {**proposal.options.amounts, field: reading}
     update: dict[str, object] = {
         "options": proposal.options.model_copy(update={"amounts": amounts})
     }
-    if note is not None:
-        update["notes"] = [*proposal.notes, note]
+    if said is not None:
+        update["notes"] = [*proposal.notes, said]
     return proposal.model_copy(update=update)

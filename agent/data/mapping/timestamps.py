@@ -21,24 +21,26 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from agent.data.ingest import CsvSample
 from agent.data.mapping.headers import normalize_header
 from agent.data.mapping.proposal import Clarification
+from agent.data.mapping.wording import ProposalCode
+from agent.data.notes import Note, note
 from agent.data.profile import ColumnProfile, column_values
 from agent.data.schema import TIME_FIELD, TIME_OPTIONS, Role, TimestampReading
-from agent.data.time_zones import ZONE_PLACES, utc_offset, zone_of, zone_place
+from agent.data.time_zones import ZONE_PLACES, utc_offset, zone_place
 from agent.data.timestamp_formats import (
     TIME_OF_DAY_PATTERNS,
     TIMESTAMP_FORMATS,
     ZONE_SUFFIX,
+    TimeParts,
     split_zone,
     timestamp_hits,
 )
 from agent.errors import MappingError, UnknownColumnError
 
 _DATE_PART = re.compile(r"^(%[dmYy])([-/.])(%[dmYy])\2(%[dmYy])")
-_NOTED_ZONES = 12  # the zones a note lists one by one
 
 
 def timestamp_reading(
-    column: str, profile: ColumnProfile, notes: list[str]
+    column: str, profile: ColumnProfile, notes: list[Note]
 ) -> TimestampReading | None:
     """How to read a timestamp column, from its values' pattern and the columns the profile
     found holding its time of day and zone; `notes` get what was assumed and how each sampled
@@ -54,25 +56,9 @@ def timestamp_reading(
     zone_column = parts.zone_column if parts is not None and not in_utc else None
     if parts is not None and time_column is not None:
         pattern = f"{pattern} {parts.time_pattern}"
-    time = f' with the time of day from "{time_column}"' if time_column else ""
-    if parts is not None and pattern.endswith(ZONE_SUFFIX):
-        notes.append(
-            f'"{column}" is read in the zone written after each time: {zone_list(parts.zones)}'
-        )
-    elif parts is not None and zone_column is not None:
-        notes.append(
-            f'"{column}"{time} is read in each row\'s zone; "{zone_column}": '
-            f"{zone_list(parts.zones)}"
-        )
-    elif not zoned and not in_utc:
-        notes.append(
-            f'"{column}"{time} has no time zone: read as UTC; edit the mapping if the '
-            "export uses local time"
-        )
+    notes.extend(_zone_notes(column, pattern, parts, time_column, zone_column, zoned or in_utc))
     if profile.day_month_guessed:
-        notes.append(
-            f'"{column}": every sampled date fits both day-first and month-first; read as {pattern}'
-        )
+        notes.append(note(ProposalCode.DAY_MONTH_GUESSED, column=column, pattern=pattern))
     return TimestampReading(
         pattern=pattern,
         timezone=None if zoned else "UTC",
@@ -81,22 +67,27 @@ def timestamp_reading(
     )
 
 
-def zone_list(zones: tuple[str, ...]) -> str:
-    """Each sampled zone text and what it is read as: `PDT -> UTC-07:00, Pacific Time (US &
-    Canada) -> America/Los_Angeles`; an abbreviation that names several zones with each."""
-    said = []
-    for text in zones[:_NOTED_ZONES]:
-        places = ZONE_PLACES.get(text.upper())
-        zone = zone_of(text, cities=True)
-        if places:
-            each = " or ".join(f"{where} {utc_offset(minutes)}" for where, minutes, _ in places)
-            said.append(f"{text} -> {each} (the file's timezone says which)")
-        else:
-            said.append(
-                f"{text} -> {zone if zone is not None else 'no zone (its rows do not read)'}"
-            )
-    more = len(zones) - _NOTED_ZONES
-    return ", ".join(said) + (f" and {more} more" if more > 0 else "")
+def _zone_notes(
+    column: str,
+    pattern: str,
+    parts: TimeParts | None,
+    time_column: str | None,
+    zone_column: str | None,
+    said: bool,
+) -> list[Note]:
+    """What the reading of `column` assumes about its zone: the zone written after each time,
+    each row's zone from `zone_column`, or UTC for times with no zone the export did not give
+    (`said`: an offset, a Z, or a header saying UTC)."""
+    if parts is not None and pattern.endswith(ZONE_SUFFIX):
+        return [note(ProposalCode.ZONE_AFTER_TIME, column=column, zones=list(parts.zones))]
+    if parts is not None and zone_column is not None:
+        code, zones = ProposalCode.ZONE_COLUMN, list(parts.zones)
+        return [
+            note(code, column=column, time_column=time_column, zone_column=zone_column, zones=zones)
+        ]
+    if not said:
+        return [note(ProposalCode.NO_TIME_ZONE, column=column, time_column=time_column)]
+    return []
 
 
 def answered_timestamps(

@@ -8,7 +8,8 @@ the two files at once. Minor units are computed by the engine, where a currency 
 
 The package: `load` (loading), `columns` (what is read of each file), `expressions` (the SQL
 that reads ids, references and amounts, shared with the engine), `zones` (per-row time zones),
-`validation` and `report` (the checks and their report).
+`validation` and `report` (the checks and their report, whose problems and facts are notes:
+`codes` names them, `wording` and `meaning_words` put them in words), `memo` (reports kept).
 """
 
 from agent.data.normalize.columns import kinds_column

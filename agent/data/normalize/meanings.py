@@ -14,25 +14,19 @@ from collections.abc import Sequence
 
 import duckdb
 
+from agent.data.normalize.codes import Code
 from agent.data.normalize.columns import kinds_column
 from agent.data.normalize.expressions import sql_words
 from agent.data.normalize.load import table_name
 from agent.data.normalize.report import ValidationReport
+from agent.data.notes import note
 from agent.data.policy import Policy
 from agent.data.schema import DatasetMapping, OrderStatuses, Role, RowKinds
 from agent.data.schema.readings import ORDER_STATUS_LISTS
-from agent.data.vocabulary import (
-    ORDER_MEANING_WORDS,
-    ORDER_MEANINGS,
-    OrderMeaning,
-    Vocabulary,
-    code_proposal,
-)
+from agent.data.vocabulary import OrderMeaning, Vocabulary, code_proposal
 
 MAX_VALUES = 1000
 """More distinct values than this in a status or kind column: it is not one."""
-_SHOWN = 12
-"""Values named one by one in a fact or a question; the rest are counted, never cut silently."""
 
 Counted = tuple[str, int, list[int]]
 """A value (as `kind_word` reads it), its rows, and its first rows (1-based)."""
@@ -53,23 +47,6 @@ def counted_values(
     if len(rows) > MAX_VALUES:
         return None
     return [(str(v), int(n), list(r)) for v, n, r in rows]
-
-
-def listed(values: Sequence[Counted], *, limit: int = _SHOWN) -> str:
-    """`"value" (rows, e.g. rows 1, 2, 3)` for each value; past `limit`, how many more there are
-    and how many rows they hold, so nothing is cut without a word."""
-    shown = [
-        f'"{value}" ({count:,}, e.g. rows {", ".join(str(r) for r in examples)})'
-        for value, count, examples in values[:limit]
-    ]
-    rest = values[limit:]
-    if rest:
-        shown.append(
-            f"and {len(rest):,} more values ({sum(n for _, n, _ in rest):,} rows: "
-            + ", ".join(f'"{v}"' for v, _, _ in rest)
-            + ")"
-        )
-    return ", ".join(shown)
 
 
 def order_statuses_of(mapping: DatasetMapping, policy: Policy) -> OrderStatuses:
@@ -99,9 +76,7 @@ def check_order_statuses(
     values = counted_values(con, Role.ORDERS, "order_status")
     if values is None:
         report.errors.append(
-            f'{file_name}: column "{column}" holds more than {MAX_VALUES:,} different values, '
-            "too many to say which orders are paid: it does not read as an order status; map "
-            "another column to orders.order_status, or none"
+            note(Code.TOO_MANY_ORDER_STATUSES, file=file_name, column=column, limit=MAX_VALUES)
         )
         return
     statuses = order_statuses_of(mapping, policy)
@@ -114,13 +89,13 @@ def check_order_statuses(
             name: [c for c in known if statuses.meaning_of(c[0]) == name]
             for name in ORDER_STATUS_LISTS
         }
+        meanings = [
+            [name, [[value, count] for value, count, _ in found]]
+            for name, found in by_meaning.items()
+            if found
+        ]
         report.facts.append(
-            f'{file_name}: order statuses in "{column}": '
-            + "; ".join(
-                f"{name.replace('_', ' ')}: " + _value_rows(found)
-                for name, found in by_meaning.items()
-                if found
-            )
+            note(Code.ORDER_STATUSES, file=file_name, column=column, meanings=meanings)
         )
     if not unknown:
         return
@@ -133,27 +108,23 @@ def check_order_statuses(
         else:
             proposed.setdefault(meaning, []).append(value)
     edits = [
-        f'orders.statuses_{meaning}="{", ".join([*getattr(statuses, meaning), *words])}"'
-        for meaning, words in proposed.items()
+        [meaning, [*getattr(statuses, meaning), *words]] for meaning, words in proposed.items()
     ]
-    guess = ""
-    if strangers:
-        guess = (
-            f" For {', '.join(repr(w) for w in strangers)} no word is known: say which of "
-            + ", ".join(f"statuses_{m} ({ORDER_MEANING_WORDS[m]})" for m in ORDER_MEANINGS)
-            + " they are"
-        )
-    proposal = f" Proposed: edit {' '.join(edits)}." if edits else ""
     report.errors.append(
-        f"{file_name}: {sum(n for _, n, _ in unknown):,} orders have a status in column "
-        f'"{column}" with no meaning yet: {listed(unknown)}. Read as paid they could hide a '
-        f"cancelled or refunded order whose money was kept.{proposal}{guess}"
+        note(
+            Code.UNKNOWN_ORDER_STATUSES,
+            file=file_name,
+            column=column,
+            values=_plain(unknown),
+            edits=edits,
+            strangers=strangers,
+        )
     )
 
 
-def _value_rows(found: Sequence[Counted]) -> str:
-    """`value (rows)` for each value, every one of them."""
-    return ", ".join(f"{value} ({count:,})" for value, count, _ in found)
+def _plain(values: Sequence[Counted]) -> list[list[object]]:
+    """`values` as JSON keeps them (lists, not tuples), for a note's parameters."""
+    return [[value, count, list(rows)] for value, count, rows in values]
 
 
 def _refuse_absent(
@@ -169,11 +140,15 @@ def _refuse_absent(
     absent = {word: meaning for word, meaning in words.items() if word not in present}
     if not absent:
         return
-    names = ", ".join(f'"{word}" ({option}{meaning})' for word, meaning in sorted(absent.items()))
     report.errors.append(
-        f'{file_name}: column "{column}" never holds {names}; its values are: '
-        + ", ".join(f'"{value}"' for value, _, _ in values)
-        + ". Name values the column holds (compared trimmed, in any case)"
+        note(
+            Code.ABSENT_WORDS,
+            file=file_name,
+            column=column,
+            absent=[[word, meaning] for word, meaning in sorted(absent.items())],
+            option=option,
+            values=[value for value, _, _ in values],
+        )
     )
 
 
@@ -197,8 +172,7 @@ def check_row_kinds(
     values = counted_values(con, Role.PAYMENTS, "row_kind")
     if values is None:
         report.errors.append(
-            f'{file_name}: column "{column}" holds more than {MAX_VALUES:,} different values: '
-            "it does not say what each row is; set payments.kinds_column to another column"
+            note(Code.TOO_MANY_KINDS, file=file_name, column=column, limit=MAX_VALUES)
         )
         return
     lists = {"capture": kinds.capture, "refund": kinds.refund, "ignore": kinds.ignore}
@@ -207,13 +181,8 @@ def check_row_kinds(
     if failed and kinds.column is None:
         # The engine reads the policy's failed statuses first: listed as a capture or a
         # refund, the request would say what reconciling does not do.
-        report.errors.append(
-            f"{file_name}: "
-            + ", ".join(f'"{w}" (payments.kinds_{words[w]})' for w in failed)
-            + " is a failed attempt under the policy in force (failed_payment_statuses), "
-            "which reconciling ignores whatever a list says; take it out of that list, or "
-            "change the policy"
-        )
+        listed = [[w, words[w]] for w in failed]
+        report.errors.append(note(Code.FAILED_IN_KIND_LIST, file=file_name, failed=listed))
     status = mapping.columns.get("payment_status")
     if kinds.column is not None and status is not None:
         # Ignored words may name the status column's values (`Pending` beside a `Type`).
@@ -223,18 +192,12 @@ def check_row_kinds(
         _refuse_absent(report, file_name, column, words, values, "payments.kinds_")
     by_kind = {name: [c for c in values if c[0] in found] for name, found in lists.items()}
     if any(by_kind.values()):
-        report.facts.append(
-            f'{file_name}: row kinds in "{column}": '
-            + "; ".join(
-                f"{_KIND_WORDS[name]}: "
-                + ", ".join(
-                    f"{v}{' (refunded)' if v in kinds.refunded else ''} ({n:,})"
-                    for v, n, _ in found
-                )
-                for name, found in by_kind.items()
-                if found
-            )
-        )
+        said = [
+            [name, [[v, v in kinds.refunded, n] for v, n, _ in found]]
+            for name, found in by_kind.items()
+            if found
+        ]
+        report.facts.append(note(Code.ROW_KINDS, file=file_name, column=column, kinds=said))
     known = sql_words([*kinds.capture, *kinds.refund, *kinds.ignore])
     skipped = sql_words([*policy.failed_payment_statuses, *kinds.ignore])
     rows = con.execute(
@@ -251,36 +214,26 @@ def check_row_kinds(
     vocabulary = policy.vocabulary()
     proposal = _kinds_proposal(kinds.ignore, unknown_values, vocabulary.row_kind)
     report.errors.append(
-        f"{file_name}: {sum(n for _, n, _ in unknown):,} rows have a row kind in column "
-        f'"{column}" that is in no list: {listed(unknown)}. Say what they are, e.g. '
-        f"edit {proposal} (or kinds_capture / kinds_refund)"
+        note(
+            Code.UNKNOWN_ROW_KINDS,
+            file=file_name,
+            column=column,
+            values=_plain(unknown),
+            edits=proposal,
+        )
     )
 
 
-_KIND_WORDS = {"capture": "captures", "refund": "refunds", "ignore": "ignored"}
-
-
-def _kinds_proposal(ignore: Sequence[str], unknown: Sequence[str], row_kind: object) -> str:
+def _kinds_proposal(
+    ignore: Sequence[str], unknown: Sequence[str], row_kind: object
+) -> list[list[object]]:
     """The edit that gives unknown values the kind the vocabulary says (to ignore when it
-    says nothing: never silently a capture)."""
+    says nothing: never silently a capture), as `[kind, [word, ...]]` for each kind."""
     assert callable(row_kind)
     by_kind: dict[str, list[str]] = {"ignore": list(ignore)}
     for value in unknown:
         by_kind.setdefault(row_kind(value) or "ignore", []).append(value)
-    return " ".join(
-        f'payments.kinds_{name}="{", ".join(words)}"' for name, words in by_kind.items() if words
-    )
-
-
-def _refund_hint(unknown: Sequence[Counted], vocabulary: Vocabulary) -> str:
-    """The values the vocabulary reads as money going back, with the edit that says so."""
-    refunds = [value for value, _, _ in unknown if vocabulary.row_kind(value) == "refund"]
-    if not refunds:
-        return ""
-    return (
-        f". {', '.join(repr(v) for v in refunds)} read as money going back: edit "
-        f'payments.kinds_refund="{", ".join(refunds)}" if so'
-    )
+    return [[name, words] for name, words in by_kind.items() if words]
 
 
 _FAILED = "failed attempt"
@@ -327,18 +280,16 @@ def check_payment_statuses(
     every = counted_values(con, Role.PAYMENTS, "payment_status")
     if every is None:  # the rarest were not looked at: never read them as captures
         report.errors.append(
-            f'{file_name}: column "{column}" holds more than {MAX_VALUES:,} different '
-            "statuses, too many to say which took money: it does not read as a payment status; "
-            "map another column to payments.payment_status, or none"
+            note(Code.TOO_MANY_PAYMENT_STATUSES, file=file_name, column=column, limit=MAX_VALUES)
         )
         return
     vocabulary = policy.vocabulary()
     read = {value: _status_reading(value, kinds, policy, vocabulary) for value, _, _ in every}
     shown = [(v, n, r) for v, n, r in every if read[v] is not None]
     if shown:
+        said = [[v, read[v], n] for v, n, _ in shown]
         report.facts.append(
-            f'{file_name}: payment statuses in "{column}": '
-            + ", ".join(f"{v} = {read[v]} ({n:,})" for v, n, _ in shown)
+            note(Code.PAYMENT_STATUSES, file=file_name, column=column, statuses=said)
         )
     if kinds is not None and kinds.column is None:  # the statuses are the kinds: asked there
         return
@@ -347,7 +298,7 @@ def check_payment_statuses(
     unknown = [(v, n, r) for v, n, r in rows if read[v] is None]
     if not unknown:
         return
-    kept = ", ".join(captures) or "succeeded"
+    kept = captures or ["succeeded"]
     codes = code_proposal(value for value, _, _ in unknown)
     if codes is not None:
         name, meanings = codes
@@ -361,25 +312,29 @@ def check_payment_statuses(
             *(v for v, m in meanings.items() if m != "capture"),
         ]
         report.errors.append(
-            f'{file_name}: column "{column}" holds codes that are only numbers: '
-            f"{listed(unknown)}. They look like {name} ("
-            + ", ".join(f"{v} = {m}" for v, m in meanings.items())
-            + "). If so, edit "
-            + f'payments.kinds_capture="{", ".join(dict.fromkeys(paid)) or kept}"'
-            + (f' payments.kinds_ignore="{", ".join(dict.fromkeys(rest))}"' if rest else "")
+            note(
+                Code.STATUS_CODES,
+                file=file_name,
+                column=column,
+                values=_plain(unknown),
+                name=name,
+                meanings=[[v, m] for v, m in meanings.items()],
+                capture=list(dict.fromkeys(paid)) or kept,
+                ignore=list(dict.fromkeys(rest)),
+            )
         )
         return
-    ignored = ", ".join([*(kinds.ignore if kinds else ()), *(value for value, _, _ in unknown)])
-    took = ", ".join([*captures, *(value for value, _, _ in unknown)])
-    edit = f'payments.kinds_ignore="{ignored}" if they took none'
-    if kinds is None:
-        edit = (
-            f'payments.kinds_capture="{took}" if they took money, or '
-            f'payments.kinds_capture="{kept}" payments.kinds_ignore="{ignored}" if they did not'
-        )
+    values = [value for value, _, _ in unknown]
     report.errors.append(
-        f"{file_name}: {sum(n for _, n, _ in unknown):,} rows have a status in column "
-        f'"{column}" that says neither a capture nor a failed attempt: {listed(unknown)}. '
-        "Read as captures they would count money that may not have been taken. Say what "
-        f"they are: edit {edit} (or kinds_refund)" + _refund_hint(unknown, vocabulary)
+        note(
+            Code.UNKNOWN_PAYMENT_STATUSES,
+            file=file_name,
+            column=column,
+            values=_plain(unknown),
+            kinds=kinds is not None,
+            ignore=[*(kinds.ignore if kinds else ()), *values],
+            took=[*captures, *values],
+            kept=kept,
+            refunds=[value for value in values if vocabulary.row_kind(value) == "refund"],
+        )
     )

@@ -15,16 +15,18 @@ import json
 import logging
 import os
 import time
+from collections.abc import Mapping
 from dataclasses import asdict
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from agent.data.normalize.report import FieldCheck, ValidationReport
+from agent.data.notes import Note
 
 logger = logging.getLogger(__name__)
 
-FORMAT = 5
+FORMAT = 6
 """Bumped when what a check computes changes, so that reports of an older build are not used."""
 
 
@@ -45,19 +47,7 @@ class ValidationMemo:
         """The report remembered under `key`, if any."""
         path = self.folder / f"{key}.json"
         try:
-            saved = json.loads(path.read_text(encoding="utf-8"))
-            report = ValidationReport(
-                rows=dict(saved["rows"]),
-                checks=[FieldCheck(**check) for check in saved["checks"]],
-                errors=list(saved["errors"]),
-                warnings=list(saved["warnings"]),
-                facts=list(saved["facts"]),
-                routine=list(saved["routine"]),
-                proposed={role: dict(o) for role, o in saved.get("proposed", {}).items()},
-                proposed_reading=str(saved.get("proposed_reading", "")),
-                references=[int(v) for v in saved.get("references", [])],
-                references_line=str(saved.get("references_line", "")),
-            )
+            report = report_of(json.loads(path.read_text(encoding="utf-8")))
             now = time.time()
             os.utime(path, (now, now))
         except (OSError, ValueError, KeyError, TypeError):  # none, or not one of ours:
@@ -69,13 +59,15 @@ class ValidationMemo:
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             partial = self.folder / f".{key}.{os.getpid()}.json"
-            partial.write_text(json.dumps(asdict(report), ensure_ascii=False), encoding="utf-8")
+            text = json.dumps(saved_report(report), ensure_ascii=False)
+            partial.write_text(text, encoding="utf-8")
             partial.replace(self.folder / f"{key}.json")
             self._evict()
         except OSError:
             logger.warning("folder=<%s> | a validation report was not kept", self.folder)
 
     def _evict(self) -> None:
+        """Remove the reports unused for longer than `max_age`."""
         limit = time.time() - self.max_age.total_seconds()
         for path in self.folder.glob("*.json"):
             try:
@@ -83,3 +75,37 @@ class ValidationMemo:
                     path.unlink(missing_ok=True)
             except OSError:
                 continue
+
+
+def saved_report(report: ValidationReport) -> dict[str, Any]:
+    """`report` as a JSON object: its notes by their codes and parameters (`Note.to_json`),
+    so that a remembered report says the same as the one computed."""
+    proposed = report.proposed_reading
+    return {
+        "rows": dict(report.rows),
+        "checks": [asdict(check) for check in report.checks],
+        "errors": [n.to_json() for n in report.errors],
+        "warnings": [n.to_json() for n in report.warnings],
+        "facts": [n.to_json() for n in report.facts],
+        "routine": [n.to_json() for n in report.routine],
+        "proposed": report.proposed,
+        "proposed_reading": proposed.to_json() if proposed is not None else None,
+        "references": list(report.references),
+    }
+
+
+def report_of(saved: Mapping[str, Any]) -> ValidationReport:
+    """The report `saved_report` wrote. Raises KeyError, TypeError or ValueError for an object
+    that is not one (the file is then validated again)."""
+    proposed = saved.get("proposed_reading")
+    return ValidationReport(
+        rows=dict(saved["rows"]),
+        checks=[FieldCheck(**check) for check in saved["checks"]],
+        errors=[Note.from_json(n) for n in saved["errors"]],
+        warnings=[Note.from_json(n) for n in saved["warnings"]],
+        facts=[Note.from_json(n) for n in saved["facts"]],
+        routine=[Note.from_json(n) for n in saved["routine"]],
+        proposed={role: dict(o) for role, o in saved.get("proposed", {}).items()},
+        proposed_reading=Note.from_json(proposed) if proposed is not None else None,
+        references=[int(v) for v in saved.get("references", [])],
+    )

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from agent.data.notes import Note
+
 
 @dataclass
 class FieldCheck:
@@ -16,6 +18,8 @@ class FieldCheck:
     unreadable: int
     example_rows: list[int]
     problem: str = ""
+    """What an unreadable value is called (`values that do not read as amounts`): a fragment
+    only ever put in words, in the note of a field whose values do not read."""
 
     @property
     def unreadable_share(self) -> float:
@@ -29,25 +33,25 @@ class ValidationReport:
 
     rows: dict[str, int] = field(default_factory=dict)
     checks: list[FieldCheck] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    facts: list[str] = field(default_factory=list)
+    errors: list[Note] = field(default_factory=list)
+    warnings: list[Note] = field(default_factory=list)
+    facts: list[Note] = field(default_factory=list)
     """What the reading decides that a person should see: the meaning given to each status,
     kind and sign, the reading proposed from the files."""
-    routine: list[str] = field(default_factory=list)
+    routine: list[Note] = field(default_factory=list)
     """Counts that need no decision (rows read, order ids, references that meet): shown
-    folded into one line, after the warnings and facts."""
+    folded into one line, after the warnings and facts. The references line, the one a
+    proposal compares itself with, is the note of code `Code.REFERENCES`."""
     proposed: dict[str, dict[str, str]] = field(default_factory=dict)
     """A reading the files themselves show (role -> reading option -> value), found when this
     one does not meet: the id reading under which most references name an order, clearly
     ahead of any other. A caller may validate it in place of this one (`gates`)."""
-    proposed_reading: str = ""
-    """`proposed` in words, with its figure (`10,988 of 11,066 references name an order under:
-    payments: prefix 'WC-' removed`), for the request that proposes it."""
+    proposed_reading: Note | None = None
+    """`proposed` as a note (`Code.PROPOSED_READING`), with its figure (`10,988 of 11,066
+    references name an order under: payments: prefix 'WC-' removed`), for the request that
+    proposes it."""
     references: list[int] = field(default_factory=list)
     """How many payment references name an order under this reading, and of how many."""
-    references_line: str = ""
-    """`references` in words (one of `routine`), for a proposal to say what it improves on."""
 
     @property
     def ok(self) -> bool:
@@ -67,5 +71,4 @@ def merge(first: ValidationReport, second: ValidationReport) -> ValidationReport
         proposed={**first.proposed, **second.proposed},
         proposed_reading=first.proposed_reading or second.proposed_reading,
         references=first.references or second.references,
-        references_line=first.references_line or second.references_line,
     )

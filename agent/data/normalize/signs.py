@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import duckdb
 
+from agent.data.normalize.codes import Code
 from agent.data.normalize.load import table_name
 from agent.data.normalize.report import ValidationReport
+from agent.data.notes import note
 from agent.data.schema import DatasetMapping, Role
 
 
@@ -36,16 +38,5 @@ def check_signs(
     count, examples = int(row[0]), list(row[1] or [])
     if not count:
         return
-    where = ", ".join(str(r) for r in examples)
-    if role is Role.PAYMENTS:
-        report.facts.append(
-            f'{file_name}: {count:,} rows have a negative amount in "{column}" (e.g. rows '
-            f"{where}): read as refunds or reversals of the capture or order they name, "
-            "counted by their size"
-        )
-    else:
-        report.facts.append(
-            f'{file_name}: {count:,} rows have a negative total in "{column}" (e.g. rows '
-            f"{where}): read as credit notes, owed to the customer; one no refund names is "
-            "ignored (reason credit_note)"
-        )
+    code = Code.NEGATIVE_PAYMENTS if role is Role.PAYMENTS else Code.NEGATIVE_ORDERS
+    report.facts.append(note(code, file=file_name, count=count, column=column, rows=examples))

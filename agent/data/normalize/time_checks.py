@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import duckdb
 
+from agent.data.normalize.codes import Code
 from agent.data.normalize.load import table_name
 from agent.data.normalize.report import ValidationReport
 from agent.data.normalize.zones import AMBIGUOUS_ZONES
+from agent.data.notes import note
 from agent.data.schema import MAIN_AMOUNT, TIME_FIELD, DatasetMapping, Role
 from agent.data.time_zones import ZONE_PLACES, zone_place
 from agent.data.timestamp_formats import ZONE_SUFFIX
@@ -31,10 +33,7 @@ def check_times(
     column = mapping.columns.get(field)
     _check_zones(con, report, file_name, role, mapping)
     if column is None:
-        report.warnings.append(
-            f"{file_name}: no column is mapped to {field}, so reconciling cannot check when "
-            "payments were captured (capture_outside_window); map one if the file has it"
-        )
+        report.warnings.append(note(Code.NO_TIME_COLUMN, file=file_name, field=field))
         return
     if amount not in mapping.columns:
         return
@@ -44,10 +43,15 @@ def check_times(
     ).fetchone()
     if row is None or not row[0]:
         return
-    where = ", ".join(str(r) for r in row[1])
     report.warnings.append(
-        f'{file_name}: {row[0]:,} rows with an amount have no value in column "{column}" '
-        f"({field}), e.g. rows {where}: reconciling skips the time-window check for those rows"
+        note(
+            Code.ROWS_WITHOUT_TIME,
+            file=file_name,
+            count=int(row[0]),
+            column=column,
+            field=field,
+            rows=list(row[1]),
+        )
     )
 
 
@@ -72,21 +76,20 @@ def _check_zones(
     found = {str(z) for (z,) in written} & AMBIGUOUS_ZONES.keys()
     ambiguous = sorted(z for z in found if zone_place(z, stamp.timezone) is None)
     if ambiguous:
-        read = "; ".join(f"{z} as {AMBIGUOUS_ZONES[z]}" for z in ambiguous)
-        where = (
-            f'the zone column "{stamp.zone_column}"'
-            if stamp.zone_column is not None
-            else f'the zones after the times of "{mapping.columns.get(field)}"'
-        )
         report.warnings.append(
-            f"{file_name}: {where} writes abbreviations that name more than one zone, read here "
-            f"as: {read}. If the export means another, its times are hours off and the capture "
-            f"window with them: say the export's zone ({role.value}.timezone=, e.g. "
-            f"{_examples(ambiguous)}) or export offsets instead"
+            note(
+                Code.AMBIGUOUS_ZONES,
+                file=file_name,
+                zone_column=stamp.zone_column,
+                column=mapping.columns.get(field),
+                zones=[[z, AMBIGUOUS_ZONES[z]] for z in ambiguous],
+                role=role.value,
+                examples=_examples(ambiguous),
+            )
         )
 
 
-def _examples(abbreviations: list[str]) -> str:
-    """The IANA zones that settle the first of `abbreviations`, e.g. `America/Chicago or
-    Asia/Shanghai` for CST."""
-    return " or ".join(place[2] for place in ZONE_PLACES[abbreviations[0]])
+def _examples(abbreviations: list[str]) -> list[str]:
+    """The IANA zones that settle the first of `abbreviations`, e.g. `America/Chicago` and
+    `Asia/Shanghai` for CST."""
+    return [place[2] for place in ZONE_PLACES[abbreviations[0]]]

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import duckdb
 
 from agent.data.formats import known_currency_sql
+from agent.data.normalize.codes import Code
 from agent.data.normalize.expressions import finer_than_minor_sql, sql_words
 from agent.data.normalize.load import table_name
 from agent.data.normalize.meanings import (
@@ -17,6 +18,7 @@ from agent.data.normalize.meanings import (
 from agent.data.normalize.report import FieldCheck, ValidationReport
 from agent.data.normalize.signs import check_signs
 from agent.data.normalize.time_checks import check_times
+from agent.data.notes import Note, note
 from agent.data.policy import Policy
 from agent.data.schema import SCHEMA, DatasetMapping, Role
 
@@ -40,17 +42,17 @@ def validate(
     table = table_name(role)
     keep = _counted_rows(role, mapping, policy)
     wanted: list[_Check] = []
-    missing: dict[int, list[str]] = {}  # unmapped fields' errors, by their place among checks
+    missing: dict[int, list[Note]] = {}  # unmapped fields' errors, by their place among checks
     for spec in SCHEMA[role]:
         column = mapping.columns.get(spec.name)
         if column is None:
             if spec.by_row:
-                report.facts.append(by_row_fact(file_name, spec.name))
+                report.facts.append(note(Code.BY_ROW, file=file_name, field=spec.name))
             elif spec.required and not (
                 spec.kind == "currency" and mapping.options.default_currency
             ):
-                message = f"{file_name}: no column is mapped to {spec.name}"
-                missing.setdefault(len(wanted), []).append(message)
+                unmapped = note(Code.UNMAPPED_FIELD, file=file_name, field=spec.name)
+                missing.setdefault(len(wanted), []).append(unmapped)
             continue
         if spec.kind in ("amount", "timestamp"):
             noun = "amounts" if spec.kind == "amount" else "timestamps"
@@ -95,17 +97,10 @@ def validate(
         report.errors.extend(missing.pop(place, []))
         report.checks.append(check)
         if check.unreadable:
-            where = ", ".join(str(r) for r in check.example_rows)
-            message = (
-                f"{file_name}: {check.unreadable} of {check.filled} {check.problem} in column "
-                f'"{want.column}" ({want.field}), e.g. rows {where}'
-            )
             if want.required and check.unreadable_share > 1 - REQUIRED_SHARE:
-                remedy = _remedy(want.field)
-                report.errors.append(f"{message}: {remedy}" if remedy else message)
-            else:  # the mapping can be approved: say what approving it does with those rows
-                consequence = _consequence(want.field)
-                report.warnings.append(f"{message}: {consequence}" if consequence else message)
+                report.errors.append(_unreadable(Code.UNREADABLE, check))
+            else:  # the mapping can be approved: the words say what approving does with them
+                report.warnings.append(_unreadable(Code.UNREADABLE_SKIPPED, check))
     report.errors.extend(e for errors in missing.values() for e in errors)  # after the last
     _check_precision(con, report, file_name, role, mapping, keep, policy)
     check_times(con, report, file_name, role, mapping, keep)
@@ -170,22 +165,17 @@ def _check_precision(
         filled, finer_count, rows = row[3 * place : 3 * place + 3]
         if not finer_count:
             continue
-        where = ", ".join(str(r) for r in rows)
-        if mapping.options.unit_of(field) == "minor":
-            what = (
-                "are not whole minor units (the column is read in minor units, such as cents), "
-                f"e.g. rows {where}: where reconciling uses one, it rounds it half away from "
-                "zero to a whole one"
-            )
-        else:
-            what = (
-                f"have more decimals than their currency's minor unit, e.g. rows {where}: "
-                "where reconciling uses one, it rounds it half away from zero to that unit "
-                "(10.005 USD as 10.01)"
-            )
         report.warnings.append(
-            f'{file_name}: {finer_count:,} of {filled:,} amounts in column "{column}" ({field}) '
-            + what
+            note(
+                Code.FINER_THAN_MINOR,
+                file=file_name,
+                count=int(finer_count),
+                filled=int(filled),
+                column=column,
+                field=field,
+                rows=list(rows or []),
+                minor=mapping.options.unit_of(field) == "minor",
+            )
         )
 
 
@@ -223,43 +213,19 @@ def _blank_row(role: Role, mapping: DatasetMapping) -> str:
     return "false"
 
 
-def by_row_fact(file_name: str, field: str) -> str:
-    """What the request says of a file whose rows are named by number for want of an id
-    column (`FieldSpec.by_row`): the names the findings and the exceptions CSV give them."""
-    noun = field.removesuffix("_id").replace("_", " ")
-    return (
-        f"{file_name} has no {noun} id column: each {noun} is named by its data row "
-        "(row 1, row 2, ..., as rows are numbered in the evidence); a refund reaches its "
-        "order by its order reference alone"
+def _unreadable(code: Code, check: FieldCheck) -> Note:
+    """The note of a field whose values do not read (`code`: an error or a warning), with the
+    counts and first rows of `check`; its words add the remedy or what reconciling does."""
+    return note(
+        code,
+        file=check.file,
+        unreadable=check.unreadable,
+        filled=check.filled,
+        problem=check.problem,
+        column=check.column,
+        field=check.field,
+        rows=list(check.example_rows),
     )
-
-
-def _remedy(field: str) -> str | None:
-    """What a person can edit when too many rows of a required field's column do not read,
-    as an edit reads it; None where choosing another column is all there is to say."""
-    if field == "payment_id":
-        return (
-            "choose the column of each payment's own id (edit payments.payment_id=COLUMN), "
-            "or name each payment by its data row (edit payments.payment_id=)"
-        )
-    return None
-
-
-def _consequence(field: str) -> str | None:
-    """What reconciling does with a row whose optional `field` is there but does not read, in
-    words, so that the person approving knows what those rows will not be checked for. None
-    for a required field: what happens to such a row depends on its kind (a finding, a
-    continuation or failed attempt ignored, a refund matched by its reference), and the
-    exceptions CSV gives each row's reason."""
-    if field in ("order_date", "captured_at"):
-        return "reconciling skips the time-window check for those rows"
-    if field == "refunded_amount":
-        return (
-            "reconciling reads no refunded amount from those rows (a payment refunded nothing "
-            "unless its status says refunded; a refund row returns the whole capture unless "
-            "its amount column reads)"
-        )
-    return None
 
 
 @dataclass(frozen=True)

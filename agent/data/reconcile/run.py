@@ -22,9 +22,11 @@ from agent.data.ingest.columnar import Columns, RowProgress
 from agent.data.kept import KeptTables, KeptWorkspace
 from agent.data.ledger import account, build_ledger_rows
 from agent.data.normalize import ValidationReport, load_both, merge, validate
+from agent.data.normalize.codes import Code
 from agent.data.normalize.columns import select_list
 from agent.data.normalize.load import Files, parse_both, rekey
 from agent.data.normalize.memo import ValidationMemo, memo_key
+from agent.data.notes import note
 from agent.data.policy import Policy
 from agent.data.reconcile.engine import run_engine
 from agent.data.reconcile.keys import id_keys, join_fields, load_keys, validation_key
@@ -157,10 +159,11 @@ def validate_columns(
                 memo.remember(gate_key, gates)
     assert gates is not None
     report = merge(merge(done[Role.ORDERS], done[Role.PAYMENTS]), gates)
-    report.routine[:0] = [f"{names[role]}: {columns[role].records:,} rows read" for role in Role]
-    report.warnings[:0] = [
-        f"{names[role]}: {warning}" for role in Role for warning in columns[role].layout.warnings
+    report.routine[:0] = [
+        note(Code.ROWS_READ, file=names[role], rows=columns[role].records) for role in Role
     ]
+    # A layout's warnings name their file already (`CsvLayout.warnings`).
+    report.warnings[:0] = [warning for role in Role for warning in columns[role].layout.warnings]
     if kept is not None:
         for role in missing:  # kept for the next validation and the reconciliation
             case.loaded[role] = loads[role]

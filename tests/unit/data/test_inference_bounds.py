@@ -29,6 +29,7 @@ from agent.data.profile import (
     reference_tokens,
 )
 from agent.data.schema import Role
+from agent.data.wording import words_of
 
 MAX_BYTES = 1 << 30
 WIDE = 400
@@ -150,7 +151,7 @@ def test_a_spent_budget_asks_every_field_with_a_choice_instead_of_guessing(demo:
         assert "too large to compare" in question.question
     for role in Role:
         dataset = proposal.dataset(role)
-        assert any("too large to compare" in note for note in dataset.notes)
+        assert any("too large to compare" in note for note in words_of(dataset.notes))
         for choice in dataset.choices:
             if (role, choice.field) in asked:
                 assert choice.reason.startswith("not compared: ")

@@ -10,6 +10,7 @@ import pytest
 
 from agent.data.ingest import CsvLayout, count_records, inspect_csv, read_table
 from agent.data.ingest.layout import layout_from_options
+from agent.data.wording import words
 from agent.errors import (
     CellTooLargeError,
     DuplicateHeaderError,
@@ -128,7 +129,7 @@ def test_encodings_are_read_and_a_fallback_says_so(
     assert sample.layout.columns == ("order_id", "total", "currency")
     assert (note is None) == (not sample.layout.notes)
     if note:
-        assert note in sample.layout.notes[0]
+        assert note in words(sample.layout.notes[0])
     con = duckdb.connect()
     read_table(con, "t", "SELECT * FROM {source}", path, sample.layout)
     assert con.execute("SELECT c0, c1 FROM t ORDER BY rowid").fetchall()[0] == ("1001", "25.00")
@@ -140,7 +141,7 @@ def test_invalid_utf8_late_in_the_file_falls_back_to_windows_1252(tmp_path: Path
     path = write(tmp_path, "late.csv", data)
     layout = read_whole(path)
     assert layout.encoding == "utf-8+cp1252"
-    assert "Windows-1252" in layout.notes[-1]
+    assert "Windows-1252" in words(layout.notes[-1])
     con = duckdb.connect()
     read_table(con, "t", "SELECT * FROM {source}", path, layout)
     assert con.execute("SELECT c2 FROM t WHERE c2 LIKE 'Caf%'").fetchall() == [("Café",)]
@@ -393,8 +394,9 @@ def test_a_quote_that_swallows_rows_is_a_warning_naming_the_cell(tmp_path: Path)
     ]
     swallowed = read_whole(write(tmp_path, "payments.csv", (header + "".join(rows)).encode()))
     assert swallowed.records == 5
-    [warning] = swallowed.warnings
+    [warning] = [words(w) for w in swallowed.warnings]
     assert 'row 3 ("description")' in warning and "a quote may be missing" in warning
+    assert warning.startswith("payments.csv: ")  # the report shows it as it is
     # A note written on two lines is not a row.
     rows[2:4] = ['p3,1003,30.00,USD,succeeded,"Gift\nwrap, red"\n']
     plain = read_whole(write(tmp_path, "notes.csv", (header + "".join(rows)).encode()))
@@ -421,7 +423,7 @@ def test_an_excel_title_row_padded_to_the_table_s_width_is_not_the_header(tmp_pa
     sample = inspect_csv(orders, orders.name)
     assert sample.layout.columns == ("Order ID", "Total", "Currency", "Status")
     assert sample.layout.header_line == 2
-    assert "the header is line 3" in sample.layout.notes[-1]
+    assert "the header is line 3" in words(sample.layout.notes[-1])
     proposal = infer_mapping(sample, inspect_csv(payments, payments.name))
     assert proposal.mapping is not None
     files = {Role.ORDERS: (orders, orders.name), Role.PAYMENTS: (payments, payments.name)}

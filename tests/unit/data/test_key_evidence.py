@@ -33,6 +33,7 @@ from agent.data.pipeline import run_job
 from agent.data.policy import Policy
 from agent.data.reconcile import connect, load_and_validate
 from agent.data.schema import IdReading, Mapping, Role
+from agent.data.wording import words_of
 
 KEYS = Path(__file__).parents[2] / "fixtures" / "keys"
 LIMIT = 1 << 30
@@ -84,7 +85,7 @@ def test_the_reading_the_files_show_is_proposed_with_its_figure_and_reconciles(
     files = _files(KEYS, truth["orders"], truth["payments"])
     proposal, report = _as_the_bot_reads(files, _answers(truth))
     assert report.errors == []
-    [proposed] = [fact for fact in report.facts if fact.startswith(PROPOSED)]
+    [proposed] = [fact for fact in words_of(report.facts) if fact.startswith(PROPOSED)]
     # The reading, the edit a person would have typed, and the figures with and without it.
     assert f"(edit {truth['evident']})" in proposed
     named, total = report.references
@@ -129,8 +130,8 @@ def test_a_reading_that_makes_two_orders_one_is_named_never_proposed(tmp_path: P
     orders = [f"AB-{i}" for i in range(40)] + ["ab-7"]
     references = [f"AB-{i}" for i in range(30)] + [f"ab-{i}" for i in range(30, 40)]
     proposal, report = _as_the_bot_reads(_write(tmp_path, orders, references), {})
-    assert not any(fact.startswith(PROPOSED) for fact in report.facts)
-    [warning] = [w for w in report.warnings if "id_ignore_case" in w]
+    assert not any(fact.startswith(PROPOSED) for fact in words_of(report.facts))
+    [warning] = [w for w in words_of(report.warnings) if "id_ignore_case" in w]
     assert "30 of 40 payment references" in warning
     assert "40 of 40 would" in warning
     assert "it would read 1 order ids as another order's, so it is not proposed" in warning
@@ -143,7 +144,7 @@ def test_two_close_readings_are_asked_with_both_figures(tmp_path: Path) -> None:
     orders = [str(1000 + i) for i in range(40)]
     references = [f"INV-{1000 + i}" for i in range(20)] + [f"0{1000 + i}" for i in range(20, 38)]
     _, report = _as_the_bot_reads(_write(tmp_path, orders, references), {})
-    [error] = report.errors
+    [error] = words_of(report.errors)
     assert "Two readings come close" in error
     assert "edit payments.id_prefix=INV- (20 of 38 references name an order)" in error
     assert "id_strip_zeros=yes (18 of 38 references name an order)" in error
@@ -156,8 +157,8 @@ def test_readings_that_tie_but_name_other_orders_are_asked(tmp_path: Path) -> No
     orders = [str(1000 + i) for i in range(40)]
     references = [f"PO{1000 + i}-x invoice #{1001 + i}" for i in range(39)]
     _, report = _as_the_bot_reads(_write(tmp_path, orders, references), {})
-    assert not any(fact.startswith(PROPOSED) for fact in report.facts)
-    [error] = report.errors
+    assert not any(fact.startswith(PROPOSED) for fact in words_of(report.facts))
+    [error] = words_of(report.errors)
     assert "Two readings come close" in error
     assert "payments.id_pattern='#\\s*(\\d+)' (39 of 39" in error
     assert "payments.id_pattern='(\\d{3,})' (39 of 39" in error
@@ -169,8 +170,8 @@ def test_a_reading_that_reads_dates_as_orders_is_named_not_proposed(tmp_path: Pa
     orders = [str(2000 + i) for i in range(40)]
     references = [f"Order {2000 + i} paid 2025-10-20" for i in range(40)]
     _, report = _as_the_bot_reads(_write(tmp_path, orders, references), {})
-    assert not any(fact.startswith(PROPOSED) for fact in report.facts)
-    [error] = report.errors
+    assert not any(fact.startswith(PROPOSED) for fact in words_of(report.facts))
+    [error] = words_of(report.errors)
     assert "39 of them would name several orders" in error
     assert "so it is not proposed" in error
 
@@ -181,7 +182,7 @@ def test_letter_codes_typed_in_another_case_meet_in_any_case(tmp_path: Path) -> 
     codes = ["".join(rng.choice(string.ascii_uppercase) for _ in range(9)) for _ in range(40)]
     references = [c if i < 30 else c.lower() for i, c in enumerate(codes)]
     proposal, report = _as_the_bot_reads(_write(tmp_path, codes, references), {})
-    [proposed] = [fact for fact in report.facts if fact.startswith(PROPOSED)]
+    [proposed] = [fact for fact in words_of(report.facts) if fact.startswith(PROPOSED)]
     assert "40 of 40 payment references name an order under:" in proposed
     assert "Without it, 30 of 40" in proposed
     assert proposal.mapping is not None
@@ -197,7 +198,7 @@ def test_a_near_miss_short_of_clear_is_named_with_its_edit(tmp_path: Path) -> No
     )
     _, report = _as_the_bot_reads(_write(tmp_path, orders, references), {})
     assert report.errors == []
-    [warning] = [w for w in report.warnings if "would" in w]
+    [warning] = [w for w in words_of(report.warnings) if "would" in w]
     assert "30 of 40 payment references" in warning
     assert "ids compared in any case, 34 of 40 would" in warning
     assert "(edit orders.id_ignore_case=yes payments.id_ignore_case=yes)" in warning
@@ -209,7 +210,7 @@ def test_a_persons_own_id_answer_is_never_overridden(tmp_path: Path) -> None:
     files = _write(tmp_path, orders, references)
     answers = {Role.PAYMENTS: {"id_strip_zeros": "no"}}
     proposal, report = _as_the_bot_reads(files, answers)
-    assert not any(fact.startswith(PROPOSED) for fact in report.facts)
+    assert not any(fact.startswith(PROPOSED) for fact in words_of(report.facts))
     assert proposal.mapping is not None
     assert proposal.mapping.payments.options.ids is None or not (
         proposal.mapping.payments.options.ids.ignore_case

@@ -21,6 +21,7 @@ from agent.data.pipeline import JobResult, run_job
 from agent.data.policy import Policy
 from agent.data.reconcile import connect, load_and_validate
 from agent.data.schema import Mapping, Role, kind_word
+from agent.data.wording import words_of
 from agent.identity import digest
 
 LIMIT = 1 << 30
@@ -90,7 +91,7 @@ def test_an_order_status_no_word_names_stops_the_approval_with_the_meanings_to_c
     )
     mapping = _propose(files).mapping
     assert mapping is not None
-    [error] = _validate(files, mapping).errors
+    [error] = words_of(_validate(files, mapping).errors)
     assert '"holded" (1, e.g. rows 9)' in error
     assert "statuses_voided" in error and "statuses_paid" in error
     # Answered, the meaning is part of the mapping approved, and of its digest.
@@ -112,7 +113,7 @@ def test_a_known_status_found_past_the_sample_is_asked_with_its_meaning_proposed
     mapping = _propose(files).mapping
     assert mapping is not None
     (tmp_path / "orders.csv").write_text(_orders(*PAID, ("109", "19.00", "Storniert")))
-    [error] = _validate(files, mapping).errors
+    [error] = words_of(_validate(files, mapping).errors)
     assert 'orders.statuses_voided="storniert"' in error
 
 
@@ -126,7 +127,7 @@ def test_the_request_shows_every_order_status_with_its_meaning_and_rows(tmp_path
     assert mapping is not None
     report = _validate(files, mapping)
     assert report.errors == []
-    [fact] = [f for f in report.facts if "order statuses in" in f]
+    [fact] = [f for f in words_of(report.facts) if "order statuses in" in f]
     assert "paid: paid (8)" in fact
     assert "voided: wc-cancelled (1)" in fact and "refunded: remboursé (1)" in fact
 
@@ -137,11 +138,11 @@ def test_a_word_the_column_never_holds_is_refused_with_the_column_s_values(
     files = _write(tmp_path, _orders(*PAID), _payments(*CAPTURES, ("P1", "", "", "fee")))
     typo = _propose(files, {Role.ORDERS: {"statuses_refunded": "closd"}}).mapping
     assert typo is not None
-    [error] = _validate(files, typo).errors
+    [error] = words_of(_validate(files, typo).errors)
     assert '"closd" (orders.statuses_refunded)' in error and '"paid"' in error
     padded = _propose(files, {Role.PAYMENTS: {"kinds_ignore": "fee, settled_batch_049"}}).mapping
     assert padded is not None
-    [error] = _validate(files, padded).errors
+    [error] = words_of(_validate(files, padded).errors)
     assert '"settled_batch_049" (payments.kinds_ignore)' in error
 
 
@@ -190,7 +191,9 @@ def test_negative_captures_are_refunds_by_their_size_and_the_request_says_how_ma
     assert mapping is not None
     report = _validate(files, mapping)
     assert report.errors == []
-    assert any("1 rows have a negative amount" in f and "refunds" in f for f in report.facts)
+    assert any(
+        "1 rows have a negative amount" in f and "refunds" in f for f in words_of(report.facts)
+    )
     result = _run(files, mapping, tmp_path)
     assert _counts(result) == {}  # not a partial capture of -8.00, not a capture without order
     ledger = result.reconciliation.summary().ledger[1]
@@ -206,7 +209,7 @@ def test_a_credit_note_is_not_an_order_without_capture(tmp_path: Path) -> None:
     mapping = _propose(files).mapping
     assert mapping is not None
     report = _validate(files, mapping)
-    assert any("credit notes" in f for f in report.facts)
+    assert any("credit notes" in f for f in words_of(report.facts))
     result = _run(files, mapping, tmp_path)
     assert _counts(result) == {}  # CN2 was paid out by a refund of its size
     orders = result.reconciliation.summary().ledger[0]
@@ -321,7 +324,7 @@ def test_every_value_has_a_meaning_on_the_request_or_stops_the_approval(
     if mapping is None:
         return  # a question before validation: nothing approvable
     report = _validate(files, mapping)
-    text = " ".join([*report.errors, *report.facts])
+    text = " ".join(words_of([*report.errors, *report.facts]))
     statuses = mapping.orders.options.statuses
     for word in {kind_word(w) for w in order_words}:
         named = f"{word} (" in text or f'"{word}"' in text
@@ -387,7 +390,7 @@ def test_money_back_after_a_refund_is_asked_about_never_ignored(tmp_path: Path) 
     files = _write(tmp_path, _orders(*PAID[:4], ("105", "15.00", "refunded"), *PAID[5:]), payments)
     mapping = _propose(files).mapping
     assert mapping is not None
-    [error] = _validate(files, mapping).errors
+    [error] = words_of(_validate(files, mapping).errors)
     assert '"refund_failure" (1, e.g. rows 10)' in error
 
 
@@ -411,7 +414,7 @@ def test_a_failed_status_listed_as_a_capture_is_refused(tmp_path: Path) -> None:
     )
     edited = _propose(files, {Role.PAYMENTS: {"kinds_capture": "succeeded, declined"}}).mapping
     assert edited is not None
-    [error] = _validate(files, edited).errors
+    [error] = words_of(_validate(files, edited).errors)
     assert '"declined" (payments.kinds_capture) is a failed attempt under the policy' in error
 
 
@@ -427,7 +430,9 @@ def test_rows_the_kinds_ignore_do_not_count_against_the_references(tmp_path: Pat
     assert mapping is not None
     report = _validate(files, mapping)
     assert report.errors == []
-    assert "4 of 4 payment references in payments.csv name an order in orders.csv" in report.routine
+    assert "4 of 4 payment references in payments.csv name an order in orders.csv" in words_of(
+        report.routine
+    )
 
 
 def test_the_request_shows_every_payment_status_with_what_it_is_read_as(tmp_path: Path) -> None:
@@ -441,7 +446,7 @@ def test_the_request_shows_every_payment_status_with_what_it_is_read_as(tmp_path
     mapping = _propose(files).mapping
     assert mapping is not None
     report = _validate(files, mapping)
-    [fact] = [f for f in report.facts if "payment statuses in" in f]
+    [fact] = [f for f in words_of(report.facts) if "payment statuses in" in f]
     assert "succeeded = capture (7)" in fact
     assert "refunded = capture, refunded (1)" in fact
     assert "declined = failed attempt (1)" in fact

@@ -18,6 +18,7 @@ from agent.data.pipeline import run_job
 from agent.data.policy import Policy
 from agent.data.reconcile import connect, load_and_validate
 from agent.data.schema import READING_OPTIONS, Mapping, Role
+from agent.data.wording import words_of
 from agent.errors import MappingError, UnknownColumnError
 
 LIMIT = 1 << 30
@@ -207,8 +208,10 @@ def test_a_time_zone_given_per_row_in_another_column(tmp_path: Path) -> None:
     con = connect()
     report = load_and_validate(con, _files(orders, pay), mapping, policy=Policy())
     # The zone nobody knows leaves its row's timestamp unread, reported with its row.
-    assert any("1 of 6 values that do not read as timestamps" in w for w in report.warnings)
-    assert any("e.g. rows 6" in w for w in report.warnings)
+    assert any(
+        "1 of 6 values that do not read as timestamps" in w for w in words_of(report.warnings)
+    )
+    assert any("e.g. rows 6" in w for w in words_of(report.warnings))
     rows = con.execute("SELECT epoch_us(captured_at) FROM payments_rows ORDER BY rowid").fetchall()
     hours = [None if us is None else datetime.fromtimestamp(us / 1e6, UTC).hour for (us,) in rows]
     assert hours == [11, 19, 10, 10, 17, None]
@@ -386,7 +389,7 @@ def test_the_other_file_settles_amounts_that_read_two_ways(tmp_path: Path) -> No
     mapping = _mapping(proposal)
     reading = mapping.orders.options.amounts["order_amount"]
     assert (reading.decimal, reading.thousands) == (",", ".")
-    assert any("agree with the other file" in note for note in proposal.orders.notes)
+    assert any("agree with the other file" in note for note in words_of(proposal.orders.notes))
     assert _counts(orders, payments, mapping, tmp_path) == {"amount_mismatch": 1}
 
 
@@ -402,12 +405,13 @@ def test_a_note_about_what_a_person_answered_is_not_shown_again(tmp_path: Path) 
     # Every date reads both ways and the payments have no dates to settle it: a question.
     [question] = [q for q in guessed.clarifications if q.field == "date_order"]
     assert (question.role, question.choices) == (Role.ORDERS, ["DMY", "MDY"])
-    assert any("has no time zone" in n for n in guessed.orders.notes)
+    assert any("has no time zone" in n for n in words_of(guessed.orders.notes))
     answered = _propose(
         first, second, {Role.ORDERS: {"date_order": "MDY", "timezone": "America/New_York"}}
     )
     assert answered.mapping is not None
-    assert not [n for n in answered.orders.notes if "fits both" in n or "no time zone" in n]
+    said = words_of(answered.orders.notes)
+    assert not [n for n in said if "fits both" in n or "no time zone" in n]
 
 
 def test_the_other_file_settles_dates_that_read_day_first_and_month_first(
@@ -427,7 +431,7 @@ def test_the_other_file_settles_dates_that_read_day_first_and_month_first(
     proposal = _propose(first, second)
     mapping = _mapping(proposal)
     assert mapping.orders.options.timestamps["order_date"].pattern.startswith("%m/%d/%Y")
-    assert any("the other file's times fall near" in n for n in proposal.orders.notes)
+    assert any("the other file's times fall near" in n for n in words_of(proposal.orders.notes))
     assert _counts(first, second, mapping, tmp_path) == {}
 
 
@@ -443,5 +447,5 @@ def test_a_zone_abbreviation_that_names_two_zones_is_said_with_its_reading(
     first, second = _pair(tmp_path, orders, payments)
     mapping = _mapping(_propose(first, second, {Role.ORDERS: {"timezone_column": "tz"}}))
     report = load_and_validate(connect(), _files(first, second), mapping, policy=Policy())
-    [warning] = [w for w in report.warnings if "name more than one zone" in w]
+    [warning] = [w for w in words_of(report.warnings) if "name more than one zone" in w]
     assert "CST as US Central, UTC-6 (China Standard Time is UTC+8)" in warning

@@ -20,6 +20,7 @@ from agent.data.policy import Policy
 from agent.data.reconcile import connect, load_and_validate
 from agent.data.schema import READING_OPTIONS, Mapping, Role, RowKinds
 from agent.data.vocabulary import BUILTIN
+from agent.data.wording import words_of
 from agent.errors import MappingError, UnknownColumnError
 
 ORDERS = "order_id,total,currency,status\n" + "".join(
@@ -211,7 +212,7 @@ def test_an_unknown_row_kind_is_an_error_with_the_edit_and_an_unreadable_row(
         tmp_path / "payments.csv",
         _settlement(_captures(("", "", "Fee", "", "EUR"), ("PSPX", "1002", "Holdback", "", ""))),
     )
-    [error] = _validate(tmp_path, mapping).errors
+    [error] = words_of(_validate(tmp_path, mapping).errors)
     assert '"holdback" (1, e.g. rows 10)' in error
     assert 'edit payments.kinds_ignore="fee, holdback"' in error
     result = _run(tmp_path, mapping)
@@ -229,7 +230,7 @@ def test_a_person_classifies_the_values_by_name(tmp_path: Path) -> None:
     unanswered = _propose(tmp_path, report).mapping
     assert unanswered is not None
     assert unanswered.payments.options.kinds == RowKinds(capture=("settled",), ignore=("fee",))
-    [error] = _validate(tmp_path, unanswered).errors
+    [error] = words_of(_validate(tmp_path, unanswered).errors)
     assert 'edit payments.kinds_ignore="fee, holdback"' in error
     # ...until a person says what the values are.
     proposal = _propose(
@@ -402,7 +403,7 @@ def test_a_status_no_word_names_stops_the_approval_with_the_edit(tmp_path: Path)
     mapping = _propose(tmp_path, _stripe({})).mapping
     assert mapping is not None and mapping.payments.options.kinds is None
     _write(tmp_path / "payments.csv", _stripe({4: "on_review", 6: "on_review", 7: "Failed\xa0"}))
-    [error] = _validate(tmp_path, mapping).errors
+    [error] = words_of(_validate(tmp_path, mapping).errors)
     assert '"on_review" (2, e.g. rows 4, 6)' in error
     assert 'payments.kinds_capture="succeeded, on_review" if they took money' in error
     assert 'payments.kinds_capture="succeeded" payments.kinds_ignore="on_review" if they' in error
@@ -455,7 +456,7 @@ def test_a_status_beside_a_type_column_is_asked_about_when_no_word_names_it(
     )
     mapping = _propose(tmp_path, payments).mapping
     assert mapping is not None
-    [error] = _validate(tmp_path, mapping).errors
+    [error] = words_of(_validate(tmp_path, mapping).errors)
     assert '"held" (1, e.g. rows 8)' in error
     assert 'payments.kinds_ignore="general_withdrawal, held"' in error
     answered = _propose(tmp_path, payments, {"kinds_ignore": "general_withdrawal, held"}).mapping
@@ -484,5 +485,5 @@ def test_a_status_column_of_too_many_values_to_check_is_refused(
     assert mapping is not None
     monkeypatch.setattr(meanings, "MAX_VALUES", 3)
     _write(tmp_path / "payments.csv", _stripe({2: "paid", 3: "captured", 4: "settled"}))
-    [error] = _validate(tmp_path, mapping).errors
+    [error] = words_of(_validate(tmp_path, mapping).errors)
     assert "holds more than 3 different statuses" in error

@@ -19,6 +19,7 @@ from agent.data.schema import (
     Role,
     TimestampReading,
 )
+from agent.data.wording import words_of
 from agent.errors import UnknownColumnError
 
 
@@ -86,16 +87,19 @@ def test_unreadable_values_are_counted_with_example_rows(
     assert checks["order_date"].example_rows == [40]
     assert report.ok  # one bad value in 300 is a warning, not a block
     assert any(
-        "orders.csv: 1 of 300 values that do not read as amounts" in w for w in report.warnings
+        "orders.csv: 1 of 300 values that do not read as amounts" in w
+        for w in words_of(report.warnings)
     )
-    assert any('"ccy"' in w and "ISO 4217" in w for w in report.warnings)
+    assert any('"ccy"' in w and "ISO 4217" in w for w in words_of(report.warnings))
 
 
 def test_each_unreadable_value_warning_says_what_reconciling_does_and_it_does_that(
     tmp_path: Path, files: dict[Role, tuple[Path, str]]
 ) -> None:
     report = load_and_validate(connect(), files, mapping(), policy=Policy())
-    said = {w.split('" (', 1)[1].split(")", 1)[0]: w for w in report.warnings if '" (' in w}
+    said = {
+        w.split('" (', 1)[1].split(")", 1)[0]: w for w in words_of(report.warnings) if '" (' in w
+    }
     # A required value that does not read: what happens depends on the row's kind (the
     # exceptions CSV gives each row's reason), so the warning claims nothing.
     for field, row in (("order_amount", 10), ("currency", 20), ("order_id", 30)):
@@ -123,7 +127,7 @@ def test_many_unreadable_required_values_block_the_mapping(
     )
     report = validate_with(files, Role.ORDERS, tmp_path / "orders.csv", text, mapping())
     assert not report.ok
-    assert any("order_amount" in e and "rows 6, 7, 8, 9, 10" in e for e in report.errors)
+    assert any("order_amount" in e and "rows 6, 7, 8, 9, 10" in e for e in words_of(report.errors))
 
 
 def test_a_mapped_column_the_file_lacks_is_named(files: dict[Role, tuple[Path, str]]) -> None:
@@ -138,7 +142,7 @@ def test_a_required_field_without_a_column_is_an_error(
     report = load_and_validate(
         connect(), files, mapping(order_id="id", currency="ccy"), policy=Policy()
     )
-    assert "orders.csv: no column is mapped to order_amount" in report.errors
+    assert "orders.csv: no column is mapped to order_amount" in words_of(report.errors)
 
 
 def test_amounts_finer_than_their_currency_are_named_before_approval(
@@ -157,14 +161,14 @@ def test_amounts_finer_than_their_currency_are_named_before_approval(
     )
     report = validate_with(files, Role.ORDERS, tmp_path / "orders.csv", text, mapping())
     # Told, not blocked: the person decides with the rounding known.
-    assert not any("decimals" in e for e in report.errors)
-    finer = [w for w in report.warnings if "more decimals" in w]
+    assert not any("decimals" in e for e in words_of(report.errors))
+    finer = [w for w in words_of(report.warnings) if "more decimals" in w]
     assert finer == [
         'orders.csv: 3 of 8 amounts in column "total" (order_amount) have more decimals than '
         "their currency's minor unit, e.g. rows 1, 3, 5: where reconciling uses one, it rounds "
         "it half away from zero to that unit (10.005 USD as 10.01)"
     ]
-    assert not any("payments.csv" in w and "decimals" in w for w in report.warnings)
+    assert not any("payments.csv" in w and "decimals" in w for w in words_of(report.warnings))
 
 
 def test_amounts_in_minor_units_that_are_not_whole_are_named(
@@ -183,7 +187,7 @@ def test_amounts_in_minor_units_that_are_not_whole_are_named(
         update={"orders": cents.orders.model_copy(update={"options": options})}
     )
     report = validate_with(files, Role.ORDERS, tmp_path / "orders.csv", text, cents)
-    assert [w for w in report.warnings if "not whole" in w] == [
+    assert [w for w in words_of(report.warnings) if "not whole" in w] == [
         'orders.csv: 1 of 4 amounts in column "total" (order_amount) are not whole minor units '
         "(the column is read in minor units, such as cents), e.g. rows 1: where reconciling "
         "uses one, it rounds it half away from zero to a whole one"
@@ -217,7 +221,9 @@ def test_a_failed_attempt_s_amount_is_not_asked_about(
     )
     report = validate_with(files, Role.PAYMENTS, tmp_path / "payments.csv", text, with_status)
     # The failed attempt (row 1) is ignored by the engine: only row 2 is named.
-    assert [w.split(", e.g. ")[1][:7] for w in report.warnings if "decimals" in w] == ["rows 2:"]
+    assert [w.split(", e.g. ")[1][:7] for w in words_of(report.warnings) if "decimals" in w] == [
+        "rows 2:"
+    ]
 
 
 def test_an_amount_naming_another_currency_than_its_row_is_named(
@@ -233,7 +239,7 @@ def test_an_amount_naming_another_currency_than_its_row_is_named(
         "row's)"
         in w
         and "e.g. rows 5" in w
-        for w in report.warnings
+        for w in words_of(report.warnings)
     )
 
 
@@ -254,10 +260,10 @@ def test_times_that_cannot_be_checked_are_said_before_approval(
         update={"orders": under.orders.model_copy(update={"options": options})}
     )
     report = validate_with(files, Role.ORDERS, tmp_path / "orders.csv", text, under)
-    [unreadable] = [w for w in report.warnings if "do not read as timestamps" in w]
+    [unreadable] = [w for w in words_of(report.warnings) if "do not read as timestamps" in w]
     assert "1 of 3" in unreadable and "e.g. rows 3" in unreadable
-    [empty] = [w for w in report.warnings if "have no value" in w]
+    [empty] = [w for w in words_of(report.warnings) if "have no value" in w]
     assert '1 rows with an amount have no value in column "date"' in empty
     assert "e.g. rows 4" in empty
-    [unmapped] = [w for w in report.warnings if "payments.csv" in w]
+    [unmapped] = [w for w in words_of(report.warnings) if "payments.csv" in w]
     assert "no column is mapped to captured_at" in unmapped

@@ -29,6 +29,7 @@ from agent.data.policy import Policy
 from agent.data.reconcile import connect, load_and_validate
 from agent.data.schema import Mapping, Role, kind_word
 from agent.data.vocabulary import BUILTIN
+from agent.data.wording import words_of
 
 MEANINGS = Path(__file__).parents[2] / "fixtures" / "meanings"
 LIMIT = 1 << 30
@@ -150,12 +151,14 @@ def test_every_value_is_read_as_the_truth_says_and_the_pair_reconciles_to_its_co
     mapping = proposal.mapping
     assert mapping is not None
     evident = EVIDENT.get(name)
-    proposed = [f for f in report.facts if f.startswith("Proposed from the files, not asked")]
+    proposed = [
+        f for f in words_of(report.facts) if f.startswith("Proposed from the files, not asked")
+    ]
     assert (len(proposed) == 1 and evident in proposed[0]) if evident else not proposed, proposed
     asked = ASKED.get(name)
     if asked is not None:
         # The values with no meaning stop the approval, named with what they could be...
-        text = " ".join(report.errors)
+        text = " ".join(words_of(report.errors))
         for words in asked.says:
             assert words in text
         # ...until a person says what they are.
@@ -168,7 +171,7 @@ def test_every_value_is_read_as_the_truth_says_and_the_pair_reconciles_to_its_co
         assert statuses is not None and statuses.meaning_of(value) == meaning, value
     # The request shows each order status with its meaning and rows.
     if truth["columns"]["orders"].get("order_status"):
-        assert any("order statuses in" in fact for fact in report.facts)
+        assert any("order statuses in" in fact for fact in words_of(report.facts))
     result = run_job(_files(truth), mapping, Policy(), tmp_path / "exceptions.csv")
     summary = result.reconciliation.summary()
     for ledger in summary.ledger:

@@ -35,6 +35,7 @@ from agent.data.reconcile import connect, load_and_validate
 from agent.data.schema import Mapping, Role, TimestampReading
 from agent.data.time_zones import ZONE_NAMES, zone_of
 from agent.data.timestamp_formats import detect_timestamp_format
+from agent.data.wording import words_of
 
 LIMIT = 1 << 30
 STRICT = Policy(window_hours_before=0)
@@ -283,7 +284,7 @@ def _captured(orders: Path, payments: Path, mapping: Mapping) -> list[datetime |
     con = connect()
     report = load_and_validate(con, _files(orders, payments), mapping, policy=STRICT)
     assert report.errors == [], report.errors
-    assert not [w for w in report.warnings if "time" in w], report.warnings
+    assert not [w for w in words_of(report.warnings) if "time" in w], report.warnings
     rows = con.execute("SELECT epoch_us(captured_at) FROM payments_rows ORDER BY rowid").fetchall()
     return [None if us is None else datetime.fromtimestamp(us / 1e6, UTC) for (us,) in rows]
 
@@ -311,9 +312,9 @@ def _check(
     mapping = proposal.mapping
     assert mapping is not None
     assert mapping.payments.options.timestamps["captured_at"] == reading
-    [note] = [n for n in proposal.payments.notes if noted[0] in n]
+    [note] = [n for n in words_of(proposal.payments.notes) if noted[0] in n]
     assert all(words in note for words in noted), note
-    assert not [n for n in proposal.payments.notes if "has no time zone" in n]
+    assert not [n for n in words_of(proposal.payments.notes) if "has no time zone" in n]
     assert _captured(orders, pay, mapping) == _captures()
     assert _outside_window(orders, pay, mapping, tmp_path) == [f"#{1001 + LATE}"]
 
@@ -436,7 +437,7 @@ def test_a_zone_written_after_each_time(
     assert mapping.payments.options.timestamps["captured_at"] == TimestampReading(
         pattern=pattern, timezone=None
     )
-    [note] = [n for n in proposal.payments.notes if "written after each time" in n]
+    [note] = [n for n in words_of(proposal.payments.notes) if "written after each time" in n]
     assert all(words in note for words in noted), note
     # Written to the minute, read to the minute.
     truth = [c if "%S" in pattern else c.replace(second=0) for c in _captures()]
@@ -462,12 +463,13 @@ def test_a_zone_that_names_nothing_leaves_its_rows_unread(tmp_path: Path) -> Non
     mapping = proposal.mapping
     assert mapping is not None
     assert mapping.payments.options.timestamps["captured_at"].zone_column == "TimeZone"
-    assert any("Mars/Base -> no zone" in n for n in proposal.payments.notes)
+    assert any("Mars/Base -> no zone" in n for n in words_of(proposal.payments.notes))
     report = load_and_validate(connect(), _files(orders, pay), mapping, policy=STRICT)
     unread = [i + 1 for i, at in enumerate(_captures()) if at.astimezone(BERLIN).day == 2]
     assert unread
     assert any(
-        f"{len(unread)} of {len(ORDERED)} values that do not read" in w for w in report.warnings
+        f"{len(unread)} of {len(ORDERED)} values that do not read" in w
+        for w in words_of(report.warnings)
     )
 
 
@@ -524,7 +526,7 @@ def test_the_files_zone_says_which_an_abbreviation_means(
     assert (reading.zone_column, reading.timezone) == ("TimeZone", zone)
     con = connect()
     report = load_and_validate(con, _files(orders, pay), mapping, policy=STRICT)
-    assert not [w for w in report.warnings if "more than one zone" in w]
+    assert not [w for w in words_of(report.warnings) if "more than one zone" in w]
     hours = con.execute("SELECT DISTINCT hour(timezone('UTC', captured_at)) FROM payments_rows")
     assert hours.fetchall() == [(hour,)]
 
