@@ -15,6 +15,7 @@ from agent.data.cache import ColumnCache, Reading
 from agent.data.evident_reading import take_evident
 from agent.data.ingest import CsvSample
 from agent.data.ingest.columnar import RowProgress
+from agent.data.kept import KeptTables
 from agent.data.mapping import Proposal
 from agent.data.normalize import ValidationReport
 from agent.data.normalize.load import Source
@@ -66,6 +67,8 @@ class CaseFiles:
             samples if samples is not None else SampleCache(vocabulary=policy.vocabulary())
         )
         self.columns = ColumnCache(workdir / "columns", max_bytes=max_bytes, max_age=max_age)
+        self.kept = KeptTables()
+        """The last validations' loaded tables, for the steps after them in this process."""
         self.memo = ValidationMemo(self.columns.folder / "validations", max_age=max_age)
 
     def store_and_inspect(
@@ -123,7 +126,7 @@ class CaseFiles:
                 mapping = None
             if mapping is not None:
                 try:
-                    preload(sources, mapping, self.columns, on_rows, policy=self.policy)
+                    preload(sources, mapping, self.columns, self.kept, on_rows, policy=self.policy)
                 except Exception as error:  # the validation reads the files and says why
                     kind = type(error).__name__
                     logger.warning("error=<%s> | the first read did not start", kind)
@@ -147,6 +150,7 @@ class CaseFiles:
             self.workdir,
             policy=self.policy,
             cache=self.columns,
+            kept=self.kept,
             progress=on_rows,
             memo=self.memo,
         )
@@ -177,5 +181,11 @@ class CaseFiles:
         CSV to `export`; the tables a validation kept for these files are used, not read
         again. The result carries the digests of the bytes read, for the caller to check."""
         return run_job(
-            self.sources(files), mapping, policy, export, workdir=workdir, cache=self.columns
+            self.sources(files),
+            mapping,
+            policy,
+            export,
+            workdir=workdir,
+            cache=self.columns,
+            kept=self.kept,
         )

@@ -37,7 +37,6 @@ from cachetools import FIFOCache
 
 from agent.data.ingest import CsvLayout, layout_from_options
 from agent.data.ingest.columnar import Columns, RowProgress, build_columns, read_into
-from agent.data.kept import KeptTables
 from agent.data.notes import Note
 from agent.errors import InputFileError, LedgerError, StorageError
 
@@ -83,8 +82,6 @@ class ColumnCache:
         self._direct: FIFOCache[str, Columns] = FIFOCache(DIRECT_READS_KEPT)
         """Files this process read straight into tables, by entry name: no Parquet file yet
         (the `DIRECT_READS_KEPT` last recorded)."""
-        self.kept = KeptTables()
-        """The last validations' loaded tables, for the steps after them in this process."""
 
     def get(self, digest: str, reading: Reading) -> Columns | None:
         """The cached columns of the file with `digest` read as `reading`, if any."""

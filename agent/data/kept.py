@@ -20,15 +20,12 @@ import logging
 import threading
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import TYPE_CHECKING
 
 import duckdb
 from cachetools import TTLCache
 
+from agent.data.normalize.report import ValidationReport
 from agent.data.schema import Role
-
-if TYPE_CHECKING:  # agent.data.normalize imports the cache, which imports this module
-    from agent.data.normalize.report import ValidationReport
 
 logger = logging.getLogger(__name__)
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent.data.cache import ColumnCache
+from agent.data.kept import KeptTables
 from agent.data.normalize.load import Files
 from agent.data.policy import Policy
 from agent.data.reconcile import Reconciliation
@@ -37,6 +38,7 @@ def run_job(
     *,
     workdir: Path | None = None,
     cache: ColumnCache | None = None,
+    kept: KeptTables | None = None,
 ) -> JobResult:
     """Reconcile both files under `mapping` and write the exceptions CSV.
 
@@ -44,12 +46,13 @@ def run_job(
     straight into the tables the job reads, as a case's first read is (`preload`), instead of
     parsed into Parquet and loaded from there: the files are hashed first (the read is claimed
     under their digests) and then read; the digests returned are still those of the bytes
-    the read parsed.
+    the read parsed. With `kept`, a validation's tables kept for these files are used, not
+    loaded again.
     """
     if cache is not None:
-        return _run_job(files, mapping, policy, export_to, workdir=workdir, cache=cache)
-    with read_once(files, mapping, workdir, policy=None) as (sources, once):
-        return _run_job(sources, mapping, policy, export_to, workdir=workdir, cache=once)
+        return _run_job(files, mapping, policy, export_to, workdir=workdir, cache=cache, kept=kept)
+    with read_once(files, mapping, workdir, policy=None) as (sources, once, own):
+        return _run_job(sources, mapping, policy, export_to, workdir=workdir, cache=once, kept=own)
 
 
 def _run_job(
@@ -60,11 +63,12 @@ def _run_job(
     *,
     workdir: Path | None,
     cache: ColumnCache,
+    kept: KeptTables | None,
 ) -> JobResult:
     with file_columns(files, mapping, cache=cache, workdir=workdir) as columns:
         # A new workspace (no kept one) spills where the process's DuckDB instance does: the
         # first DuckDB work of the process decided where (see `run_job`).
-        run = reconcile_columns(columns, mapping, policy, spill=cache.folder, kept=cache.kept)
+        run = reconcile_columns(columns, mapping, policy, spill=cache.folder, kept=kept)
         digests = {role: columns[role].digest for role in Role}
     exported = run.export_csv(export_to)
     return JobResult(run, digests, exported)

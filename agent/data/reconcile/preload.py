@@ -35,7 +35,7 @@ from agent.data.cache import Claim, ColumnCache
 from agent.data.duck import MEMORY_LIMIT_BYTES, cursor, instance
 from agent.data.ingest import layout_from_options
 from agent.data.ingest.columnar import Columns, RowProgress
-from agent.data.kept import KeptWorkspace
+from agent.data.kept import KeptTables, KeptWorkspace
 from agent.data.normalize import ValidationReport, validate
 from agent.data.normalize.load import (
     Files,
@@ -91,23 +91,32 @@ def read_once(
     *,
     policy: Policy | None,
     progress: RowProgress | None = None,
-) -> Iterator[tuple[dict[Role, Source], ColumnCache]]:
+) -> Iterator[tuple[dict[Role, Source], ColumnCache, KeptTables]]:
     """For a step that reads two files once, in this process (a job or an inspection from the
     terminal): their first read started (`preload`, each file straight into the tables of
     `mapping`, claimed under a digest taken first) in a cache of the step's own, in a folder of
-    `workdir` removed afterwards. Yields the files with their digests and the cache, which the
-    step's `load_and_validate` or reconciliation takes the tables from; `policy` is the one
+    `workdir` removed afterwards. Yields the files with their digests, the cache and the tables
+    kept, which the step's `load_and_validate` or reconciliation takes from; `policy` is the one
     the validation that follows checks under, None when none follows (no file is then checked
     beside the other's read)."""
-    # The process's DuckDB instance outlives this step: it spills into the work directory,
+    with one_step_cache(workdir) as once:
+        kept = KeptTables()
+        sources = hashed_sources(files)
+        preload(sources, mapping, once, kept, progress, policy=policy)
+        yield sources, once, kept
+
+
+@contextmanager
+def one_step_cache(workdir: Path | None) -> Iterator[ColumnCache]:
+    """A columnar cache of one step's own (a job or an inspection from the terminal), in a
+    folder of `workdir` removed when the step ends, unbounded: it holds the step's two files."""
+    # The process's DuckDB instance outlives the step: it spills into the work directory,
     # never into the step's own folder (the first DuckDB work of a process decides where).
     instance(workdir)
     with tempfile.TemporaryDirectory(dir=workdir) as folder:
         once = ColumnCache(Path(folder), max_bytes=1 << 62, max_age=timedelta(days=1))
         try:
-            sources = hashed_sources(files)
-            preload(sources, mapping, once, progress, policy=policy)
-            yield sources, once
+            yield once
         finally:
             once.close()
 
@@ -137,13 +146,14 @@ def preload(
     files: Files,
     mapping: Mapping,
     cache: ColumnCache,
+    kept: KeptTables,
     progress: RowProgress | None = None,
     *,
     policy: Policy | None,
 ) -> bool:
     """Start reading both files into the tables `mapping` reads, in the background, for the
     validation of `mapping` (under `policy`; None when no validation follows) and the
-    reconciliation after it (kept in `cache.kept`).
+    reconciliation after it (kept in `kept`).
 
     A file this process has not read yet is read straight from its bytes (steps that ask for
     its columns meanwhile wait for that read, and get its error if it fails); a cached file is
@@ -170,7 +180,9 @@ def preload(
             claims[role] = claim
         if not claims:
             return False
-        cache.background(lambda: _read_both(sources, mapping, cache, claims, progress, policy))
+        cache.background(
+            lambda: _read_both(sources, mapping, cache, kept, claims, progress, policy)
+        )
     except BaseException:
         _release(claims)
         raise
@@ -187,6 +199,7 @@ def _read_both(
     sources: dict[Role, Source],
     mapping: Mapping,
     cache: ColumnCache,
+    kept: KeptTables,
     claims: dict[Role, Claim],
     progress: RowProgress | None,
     policy: Policy | None,
@@ -274,7 +287,7 @@ def _read_both(
         if not failures:
             files, loads = load_keys(columns, mapping)
             keyed = id_keys(mapping)
-            cache.kept.keep(files, KeptWorkspace(con, dict(loads), dict(checked), keyed))
+            kept.keep(files, KeptWorkspace(con, dict(loads), dict(checked), keyed))
     except BaseException as error:
         logger.warning("error=<%s> | first read of a case stopped", type(error).__name__)
         for role in claims:

@@ -6,17 +6,15 @@ only the first time any step reads it), else parse the files for this step alone
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from datetime import timedelta
 from pathlib import Path
 
 import duckdb
 
 from agent.data.cache import ColumnCache
-from agent.data.duck import cursor, instance
+from agent.data.duck import cursor
 from agent.data.gates import check_reading
 from agent.data.ingest.columnar import Columns, RowProgress
 from agent.data.kept import KeptTables, KeptWorkspace
@@ -30,7 +28,7 @@ from agent.data.notes import note
 from agent.data.policy import Policy
 from agent.data.reconcile.engine import run_engine
 from agent.data.reconcile.keys import id_keys, join_fields, load_keys, validation_key
-from agent.data.reconcile.preload import read_once
+from agent.data.reconcile.preload import one_step_cache, read_once
 from agent.data.reconcile.reconciliation import Reconciliation
 from agent.data.reconcile.runner import connect
 from agent.data.schema import Mapping, Role
@@ -50,11 +48,7 @@ def file_columns(
     if cache is not None:
         yield parse_both(files, mapping, cache, progress)
         return
-    # The process's DuckDB instance outlives this step: it spills into the work directory,
-    # never into the step's own folder (the first DuckDB work of a process decides where).
-    instance(workdir)
-    with tempfile.TemporaryDirectory(dir=workdir) as folder:
-        once = ColumnCache(Path(folder), max_bytes=1 << 62, max_age=timedelta(days=1))
+    with one_step_cache(workdir) as once:
         yield parse_both(files, mapping, once, progress)
 
 
@@ -66,6 +60,7 @@ def load_and_validate(
     *,
     policy: Policy,
     cache: ColumnCache | None = None,
+    kept: KeptTables | None = None,
     progress: RowProgress | None = None,
     memo: ValidationMemo | None = None,
 ) -> ValidationReport:
@@ -74,9 +69,9 @@ def load_and_validate(
 
     Then the gates: a reading under which the files do not meet (few references name an order,
     an order id column that names no single order) is an error with the likely fix. The report's
-    facts (rows per file, how many references name an order) are shown on the request.
+    facts (rows per file, how many references name an order) are shown on the request. With
+    `kept`, the tables are loaded into the workspace kept for these files, and kept after.
     """
-    kept = cache.kept if cache is not None else None
     with file_columns(files, mapping, cache=cache, workdir=workdir, progress=progress) as columns:
         return validate_columns(con, columns, mapping, policy, memo, kept=kept)
 
@@ -87,8 +82,10 @@ def validate_once(
     """`load_and_validate` for a step that reads the files once (`reconbot inspect`): each
     file read straight into its table (`read_once`), checked beside the other's read when it
     ends first, instead of parsed into Parquet and loaded from there."""
-    with read_once(files, mapping, workdir, policy=policy) as (sources, once):
-        return load_and_validate(connect(), sources, mapping, workdir, policy=policy, cache=once)
+    with read_once(files, mapping, workdir, policy=policy) as (sources, once, kept):
+        return load_and_validate(
+            connect(), sources, mapping, workdir, policy=policy, cache=once, kept=kept
+        )
 
 
 def validate_columns(
@@ -192,6 +189,7 @@ def reconcile(
     con: duckdb.DuckDBPyConnection | None = None,
     workdir: Path | None = None,
     cache: ColumnCache | None = None,
+    kept: KeptTables | None = None,
 ) -> Reconciliation:
     """Reconcile the orders file against the payments file, read exactly as `mapping` says.
 
@@ -199,7 +197,6 @@ def reconcile(
     that cannot be read as approved, and LedgerError when the rows do not add up to the
     records of each file (nothing is reported then).
     """
-    kept = cache.kept if cache is not None else None
     with file_columns(files, mapping, cache=cache, workdir=workdir) as columns:
         return reconcile_columns(columns, mapping, policy, con=con, spill=workdir, kept=kept)
 

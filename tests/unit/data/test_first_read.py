@@ -22,6 +22,7 @@ import agent.data.cache as cache_module
 import agent.data.reconcile.preload as preload_module
 from agent.data.cache import ColumnCache, Reading
 from agent.data.ingest import inspect_csv
+from agent.data.kept import KeptTables
 from agent.data.normalize.load import Source
 from agent.data.normalize.memo import ValidationMemo
 from agent.data.pipeline import run_job
@@ -34,6 +35,7 @@ from tests.unit.data.test_kept_tables import (
     assert_same_result,
     cache_in,
     files_of,
+    kept_of,
     plain_job,
     with_orders,
 )
@@ -76,11 +78,19 @@ def test_the_first_read_parses_each_file_once_and_serves_validation_and_reconcil
     parses: list[str],
 ) -> None:
     cache, files = cache_in(tmp_path / "cache"), sources_of(demo)
-    assert preload(files, mapping, cache, policy=Policy())
+    assert preload(files, mapping, cache, kept_of(cache), policy=Policy())
     report = load_and_validate(
-        connect(), files, mapping, cache=cache, memo=memo_in(cache), policy=Policy()
+        connect(),
+        files,
+        mapping,
+        cache=cache,
+        kept=kept_of(cache),
+        memo=memo_in(cache),
+        policy=Policy(),
     )
-    job = run_job(files, mapping, Policy(), tmp_path / "first.csv", cache=cache)
+    job = run_job(
+        files, mapping, Policy(), tmp_path / "first.csv", cache=cache, kept=kept_of(cache)
+    )
     assert report.ok
     assert loads == [(), ()]  # the validation and the reconciliation loaded nothing
     assert parses == []
@@ -192,20 +202,26 @@ def test_a_file_needed_again_is_read_again_in_its_process_and_cached_by_another(
 ) -> None:
     cache, files = cache_in(tmp_path / "cache"), sources_of(demo)
     memo = memo_in(cache)
-    assert preload(files, mapping, cache, policy=Policy())
-    assert load_and_validate(connect(), files, mapping, cache=cache, memo=memo, policy=Policy()).ok
+    assert preload(files, mapping, cache, kept_of(cache), policy=Policy())
+    assert load_and_validate(
+        connect(), files, mapping, cache=cache, kept=kept_of(cache), memo=memo, policy=Policy()
+    ).ok
     edited = with_orders(mapping, order_status="Currency")
-    assert load_and_validate(connect(), files, edited, cache=cache, memo=memo, policy=Policy()).ok
-    job = run_job(files, edited, Policy(), tmp_path / "edited.csv", cache=cache)
+    assert load_and_validate(
+        connect(), files, edited, cache=cache, kept=kept_of(cache), memo=memo, policy=Policy()
+    ).ok
+    job = run_job(
+        files, edited, Policy(), tmp_path / "edited.csv", cache=cache, kept=kept_of(cache)
+    )
     assert loads == [(), (Role.ORDERS,), ()]
     assert parses == []  # the orders file was read again from its bytes: no Parquet written
     # Another process (a fresh cache on the same folder) has neither the tables nor the first
     # read: it parses both files into the columnar cache, and a third reads them from it.
     other = ColumnCache(cache.folder, max_bytes=1 << 30, max_age=timedelta(days=2))
-    again = run_job(files, edited, Policy(), tmp_path / "other.csv", cache=other)
+    again = run_job(files, edited, Policy(), tmp_path / "other.csv", cache=other, kept=KeptTables())
     assert sorted(parses) == ["orders.csv", "payments.csv"]  # parsed at once: either first
     third = ColumnCache(cache.folder, max_bytes=1 << 30, max_age=timedelta(days=2))
-    run_job(files, edited, Policy(), tmp_path / "third.csv", cache=third)
+    run_job(files, edited, Policy(), tmp_path / "third.csv", cache=third, kept=KeptTables())
     assert len(parses) == 2
     plain = plain_job(demo, edited, tmp_path / "plain.csv")
     assert_same_result(job, plain, tmp_path / "edited.csv", tmp_path / "plain.csv")
@@ -217,17 +233,22 @@ def test_a_file_read_before_is_not_read_straight_again(
     demo: Path, mapping: Mapping, tmp_path: Path
 ) -> None:
     cache, files = cache_in(tmp_path / "cache"), sources_of(demo)
-    assert preload(files, mapping, cache, policy=Policy())
-    assert load_and_validate(connect(), files, mapping, cache=cache, policy=Policy()).ok
+    assert preload(files, mapping, cache, kept_of(cache), policy=Policy())
+    assert load_and_validate(
+        connect(), files, mapping, cache=cache, kept=kept_of(cache), policy=Policy()
+    ).ok
     assert not preload(
-        files, mapping, cache, policy=Policy()
+        files, mapping, cache, kept_of(cache), policy=Policy()
     )  # read straight before: nothing to start
     cached = cache_in(tmp_path / "parsed")
-    assert load_and_validate(connect(), files, mapping, cache=cached, policy=Policy()).ok
-    assert not preload(files, mapping, cached, policy=Policy())  # both in the columnar cache
+    assert load_and_validate(
+        connect(), files, mapping, cache=cached, kept=kept_of(cached), policy=Policy()
+    ).ok
     assert not preload(
-        files_of(demo), mapping, cache_in(tmp_path / "new"), policy=Policy()
-    )  # no digests
+        files, mapping, cached, kept_of(cached), policy=Policy()
+    )  # both in the columnar cache
+    new = cache_in(tmp_path / "new")
+    assert not preload(files_of(demo), mapping, new, kept_of(new), policy=Policy())  # no digests
 
 
 @pytest.mark.parametrize("outcome", ["read", "failed"])
@@ -308,15 +329,27 @@ def test_a_file_read_while_the_other_is_read_is_checked_beside_it_with_the_same_
     monkeypatch.setattr(preload_module, "read_file_as", payments_after_orders)
     monkeypatch.setattr(run_module, "validate", validate_after)
     cache, files = cache_in(tmp_path / "cache"), sources_of(demo)
-    assert preload(files, mapping, cache, policy=Policy())
+    assert preload(files, mapping, cache, kept_of(cache), policy=Policy())
     report = load_and_validate(
-        connect(), files, mapping, cache=cache, memo=memo_in(cache), policy=Policy()
+        connect(),
+        files,
+        mapping,
+        cache=cache,
+        kept=kept_of(cache),
+        memo=memo_in(cache),
+        policy=Policy(),
     )
     assert checked_beside == [Role.ORDERS]  # the payments were read last: checked after
     assert checked_after == [Role.PAYMENTS]
     alone = load_and_validate(connect(), files_of(demo), mapping, policy=Policy())
     assert report == alone  # every check, fact, warning and error, in order
     again = load_and_validate(
-        connect(), files, mapping, cache=cache, memo=memo_in(cache), policy=Policy()
+        connect(),
+        files,
+        mapping,
+        cache=cache,
+        kept=kept_of(cache),
+        memo=memo_in(cache),
+        policy=Policy(),
     )
     assert again == alone  # remembered under the key a check of its own would have used

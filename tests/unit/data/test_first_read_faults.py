@@ -38,7 +38,7 @@ from agent.data.schema import Mapping, Role
 from agent.domain import DatasetRef
 from agent.errors import InputFileError, ReconbotError, StorageError
 from agent.runtime.turns import AgentTurns
-from tests.unit.data.test_kept_tables import cache_in, with_orders
+from tests.unit.data.test_kept_tables import cache_in, kept_of, with_orders
 
 
 def digest_of(path: Path) -> str:
@@ -64,8 +64,10 @@ def test_a_file_read_again_with_other_bytes_than_its_first_read_is_refused(
     bytes changed in between (the blob store gave other bytes) is refused, and the refusal
     names the file: never a result under the first read's digest for other bytes."""
     cache, files = cache_in(tmp_path / "cache"), copied(demo, tmp_path / "files")
-    assert preload(files, mapping, cache, policy=Policy())
-    assert load_and_validate(connect(), files, mapping, cache=cache, policy=Policy()).ok
+    assert preload(files, mapping, cache, kept_of(cache), policy=Policy())
+    assert load_and_validate(
+        connect(), files, mapping, cache=cache, kept=kept_of(cache), policy=Policy()
+    ).ok
     orders = tmp_path / "files" / "orders.csv"
     text = orders.read_bytes()
     header_end = text.index(b"\n") + 1
@@ -75,7 +77,7 @@ def test_a_file_read_again_with_other_bytes_than_its_first_read_is_refused(
     orders.write_bytes(changed)
     edited = with_orders(mapping, order_status="Currency")  # the kept orders table is not it
     with pytest.raises(StorageError, match=r"orders\.csv: the file store handed back other bytes"):
-        run_job(files, edited, Policy(), tmp_path / "edited.csv", cache=cache)
+        run_job(files, edited, Policy(), tmp_path / "edited.csv", cache=cache, kept=kept_of(cache))
     assert not (tmp_path / "edited.csv").exists()  # nothing reported
 
 
@@ -162,10 +164,18 @@ def test_a_step_under_another_mapping_does_not_get_the_first_reads_mapping_error
 
         return Source(source.name, fetch, source.digest)
 
-    assert preload({role: gated(s) for role, s in files.items()}, refused, cache, policy=Policy())
+    assert preload(
+        {role: gated(s) for role, s in files.items()},
+        refused,
+        cache,
+        kept_of(cache),
+        policy=Policy(),
+    )
     threading.Timer(0.3, gate.set).start()  # the validation below waits for the first read
     try:
-        report = load_and_validate(connect(), files, mapping, cache=cache, policy=Policy())
+        report = load_and_validate(
+            connect(), files, mapping, cache=cache, kept=kept_of(cache), policy=Policy()
+        )
     except ReconbotError as error:
         pytest.fail(f"the validation of a mapping that reads the file failed: {error!r}")
     assert report.ok
@@ -187,7 +197,7 @@ def test_the_first_read_of_one_file_in_both_roles_is_settled(
     }
     cache = cache_in(tmp_path / "cache")
     assert not preload(
-        files, same, cache, policy=Policy()
+        files, same, cache, kept_of(cache), policy=Policy()
     )  # one file, two roles: left to the steps
     got: list[Any] = []
 

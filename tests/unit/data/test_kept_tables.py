@@ -9,6 +9,7 @@ reconciliation that loaded everything itself.
 from __future__ import annotations
 
 import hashlib
+import weakref
 from datetime import timedelta
 from pathlib import Path
 
@@ -31,11 +32,20 @@ def files_of(demo: Path) -> dict[Role, Source]:
     return {role: Source.at(demo / f"{role.value}.csv", f"{role.value}.csv") for role in Role}
 
 
+_KEPT: weakref.WeakKeyDictionary[ColumnCache, KeptTables] = weakref.WeakKeyDictionary()
+
+
 def cache_in(folder: Path, kept: KeptTables | None = None) -> ColumnCache:
+    """A columnar cache in `folder`, paired with its own kept tables (`kept_of`), as a
+    case's door pairs them."""
     cache = ColumnCache(folder, max_bytes=1 << 30, max_age=timedelta(days=2))
-    if kept is not None:
-        cache.kept = kept
+    _KEPT[cache] = kept if kept is not None else KeptTables()
     return cache
+
+
+def kept_of(cache: ColumnCache) -> KeptTables:
+    """The kept tables paired with `cache` by `cache_in`."""
+    return _KEPT[cache]
 
 
 # The demo's currencies: an edit that reads them as the order status says they mean paid, as a
@@ -81,10 +91,14 @@ def test_an_edit_loads_only_its_file_and_the_reconciliation_loads_nothing(
     cache = cache_in(tmp_path / "cache")
     memo = ValidationMemo(tmp_path / "cache" / "validations", max_age=timedelta(days=2))
     files = files_of(demo)
-    assert load_and_validate(connect(), files, mapping, cache=cache, memo=memo, policy=Policy()).ok
+    assert load_and_validate(
+        connect(), files, mapping, cache=cache, kept=kept_of(cache), memo=memo, policy=Policy()
+    ).ok
     edited = with_orders(mapping, order_status="Currency")
-    assert load_and_validate(connect(), files, edited, cache=cache, memo=memo, policy=Policy()).ok
-    job = run_job(files, edited, Policy(), tmp_path / "kept.csv", cache=cache)
+    assert load_and_validate(
+        connect(), files, edited, cache=cache, kept=kept_of(cache), memo=memo, policy=Policy()
+    ).ok
+    job = run_job(files, edited, Policy(), tmp_path / "kept.csv", cache=cache, kept=kept_of(cache))
     assert loads == [(Role.ORDERS, Role.PAYMENTS), (Role.ORDERS,), ()]
     plain = plain_job(demo, edited, tmp_path / "plain.csv")
     assert_same_result(job, plain, tmp_path / "kept.csv", tmp_path / "plain.csv")
@@ -96,10 +110,14 @@ def test_an_edit_of_a_text_field_alone_loads_and_validates_nothing_but_its_colum
     cache = cache_in(tmp_path / "cache")
     memo = ValidationMemo(tmp_path / "cache" / "validations", max_age=timedelta(days=2))
     files = files_of(demo)
-    first = load_and_validate(connect(), files, mapping, cache=cache, memo=memo, policy=Policy())
+    first = load_and_validate(
+        connect(), files, mapping, cache=cache, kept=kept_of(cache), memo=memo, policy=Policy()
+    )
     edited = with_orders(mapping, customer="Lineitem name")
     assert edited.orders.columns["customer"] != mapping.orders.columns.get("customer")
-    second = load_and_validate(connect(), files, edited, cache=cache, memo=memo, policy=Policy())
+    second = load_and_validate(
+        connect(), files, edited, cache=cache, kept=kept_of(cache), memo=memo, policy=Policy()
+    )
     assert (second.errors, second.facts, second.routine) == (
         first.errors,
         first.facts,
@@ -111,10 +129,11 @@ def test_an_edit_of_a_text_field_alone_loads_and_validates_nothing_but_its_colum
             files,
             with_orders(mapping, customer="Nope"),
             cache=cache,
+            kept=kept_of(cache),
             memo=memo,
             policy=Policy(),
         )
-    job = run_job(files, edited, Policy(), tmp_path / "kept.csv", cache=cache)
+    job = run_job(files, edited, Policy(), tmp_path / "kept.csv", cache=cache, kept=kept_of(cache))
     assert loads == [(Role.ORDERS, Role.PAYMENTS), (), ()]
     plain = plain_job(demo, edited, tmp_path / "plain.csv")
     assert_same_result(job, plain, tmp_path / "kept.csv", tmp_path / "plain.csv")
@@ -127,7 +146,9 @@ def test_an_id_reading_reads_the_join_keys_again_in_place_and_loads_nothing(
     # in the proposed one's place: its keys are read again in the kept tables, not the files.
     cache = cache_in(tmp_path / "cache")
     files = files_of(demo)
-    first = load_and_validate(connect(), files, mapping, cache=cache, policy=Policy())
+    first = load_and_validate(
+        connect(), files, mapping, cache=cache, kept=kept_of(cache), policy=Policy()
+    )
     any_case = IdReading(ignore_case=True)
     edited = mapping.model_copy(
         update={
@@ -139,7 +160,9 @@ def test_an_id_reading_reads_the_join_keys_again_in_place_and_loads_nothing(
             for role in Role
         }
     )
-    second = load_and_validate(connect(), files, edited, cache=cache, policy=Policy())
+    second = load_and_validate(
+        connect(), files, edited, cache=cache, kept=kept_of(cache), policy=Policy()
+    )
     fresh = load_and_validate(connect(), files, edited, policy=Policy())
     assert (second.errors, second.warnings, second.facts, second.routine) == (
         fresh.errors,
@@ -148,7 +171,7 @@ def test_an_id_reading_reads_the_join_keys_again_in_place_and_loads_nothing(
         fresh.routine,
     )
     assert second.references[0] > first.references[0]
-    job = run_job(files, edited, Policy(), tmp_path / "kept.csv", cache=cache)
+    job = run_job(files, edited, Policy(), tmp_path / "kept.csv", cache=cache, kept=kept_of(cache))
     # Loaded by the first validation and by the fresh one only: not by the edit, nor the job.
     both = (Role.ORDERS, Role.PAYMENTS)
     assert loads == [both, (), both, ()]
@@ -161,11 +184,13 @@ def test_a_table_loaded_under_another_reading_is_loaded_again(
 ) -> None:
     cache = cache_in(tmp_path / "cache")
     files = files_of(demo)
-    assert load_and_validate(connect(), files, mapping, cache=cache, policy=Policy()).ok
+    assert load_and_validate(
+        connect(), files, mapping, cache=cache, kept=kept_of(cache), policy=Policy()
+    ).ok
     # The orders' amount read from another column than the one validated: the orders table
     # the validation loaded says other amounts, and is not used.
     other = with_orders(mapping, order_amount="Subtotal")
-    job = run_job(files, other, Policy(), tmp_path / "kept.csv", cache=cache)
+    job = run_job(files, other, Policy(), tmp_path / "kept.csv", cache=cache, kept=kept_of(cache))
     assert loads == [(Role.ORDERS, Role.PAYMENTS), (Role.ORDERS,)]
     plain = plain_job(demo, other, tmp_path / "plain.csv")
     assert (
@@ -180,9 +205,15 @@ def test_a_kept_workspace_serves_one_step_only(
 ) -> None:
     cache = cache_in(tmp_path / "cache")
     files = files_of(demo)
-    assert load_and_validate(connect(), files, mapping, cache=cache, policy=Policy()).ok
-    first = run_job(files, mapping, Policy(), tmp_path / "first.csv", cache=cache)
-    second = run_job(files, mapping, Policy(), tmp_path / "second.csv", cache=cache)
+    assert load_and_validate(
+        connect(), files, mapping, cache=cache, kept=kept_of(cache), policy=Policy()
+    ).ok
+    first = run_job(
+        files, mapping, Policy(), tmp_path / "first.csv", cache=cache, kept=kept_of(cache)
+    )
+    second = run_job(
+        files, mapping, Policy(), tmp_path / "second.csv", cache=cache, kept=kept_of(cache)
+    )
     assert loads == [tuple(Role), (), tuple(Role)]
     assert_same_result(first, second, tmp_path / "first.csv", tmp_path / "second.csv")
 
@@ -193,13 +224,23 @@ def test_only_the_most_recent_validations_are_kept_and_not_for_long(
     other = tmp_path / "other"
     generate(500, other, seed=3)
     cache = cache_in(tmp_path / "cache", KeptTables(max_kept=1))
-    assert load_and_validate(connect(), files_of(demo), mapping, cache=cache, policy=Policy()).ok
-    assert load_and_validate(connect(), files_of(other), mapping, cache=cache, policy=Policy()).ok
-    run_job(files_of(demo), mapping, Policy(), tmp_path / "demo.csv", cache=cache)
+    assert load_and_validate(
+        connect(), files_of(demo), mapping, cache=cache, kept=kept_of(cache), policy=Policy()
+    ).ok
+    assert load_and_validate(
+        connect(), files_of(other), mapping, cache=cache, kept=kept_of(cache), policy=Policy()
+    ).ok
+    run_job(
+        files_of(demo), mapping, Policy(), tmp_path / "demo.csv", cache=cache, kept=kept_of(cache)
+    )
     assert loads[-1] == tuple(Role)  # dropped for the other pair's validation
     stale = cache_in(tmp_path / "cache", KeptTables(max_age=timedelta(0)))
-    assert load_and_validate(connect(), files_of(demo), mapping, cache=stale, policy=Policy()).ok
-    run_job(files_of(demo), mapping, Policy(), tmp_path / "stale.csv", cache=stale)
+    assert load_and_validate(
+        connect(), files_of(demo), mapping, cache=stale, kept=kept_of(stale), policy=Policy()
+    ).ok
+    run_job(
+        files_of(demo), mapping, Policy(), tmp_path / "stale.csv", cache=stale, kept=kept_of(stale)
+    )
     assert loads[-1] == tuple(Role)
 
 
@@ -226,7 +267,9 @@ def test_a_kept_table_holds_what_reconciling_reads_and_no_more(
     recording = Recording()
     cache = cache_in(tmp_path / "cache", recording)
     files = files_of(demo)
-    assert load_and_validate(connect(), files, reading, cache=cache, policy=Policy()).ok
+    assert load_and_validate(
+        connect(), files, reading, cache=cache, kept=kept_of(cache), policy=Policy()
+    ).ok
     kept = recording.kept[-1]
     fresh = connect()
     with run_module.file_columns(files, reading, cache=cache) as columns:
