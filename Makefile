@@ -53,7 +53,7 @@ bench: $(VENV)/.synced
 
 # Not in CI: 10M orders x 10M payments (about 2.9 GB of CSV), the whole flow once, no pandas.
 bench-10m: $(VENV)/.synced
-	$(VENV)/bin/python scripts/flow_benchmark.py --sizes 10000000 --repeat 1 --no-warm-up --no-pandas
+	$(VENV)/bin/python scripts/flow_benchmark.py --sizes 10000000 --repeat 1 --no-warm-up --peers duckdb
 
 clean:
 	rm -rf .uv $(VENV) var bench-data

@@ -1,12 +1,15 @@
-"""Benchmark: reconbot end to end against a straightforward pandas pipeline, on the same files.
+"""Benchmark: reconbot's job (no person) against the same job written straight in DuckDB, in
+polars and in pandas (`scripts/<peer>_pipeline.py`), on the same files in the same run.
 
 Each size gets demo data (`reconbot demo-data`, cached under --data). Each pipeline runs in fresh
 child processes: one discarded warm-up run, then --repeat runs back to back (with --interleave,
-the two pipelines alternate instead). The figures are the median wall time of the job (hash,
-read, reconcile, export; interpreter start-up and imports excluded for both) and the child's
-peak resident memory. Blocks keep each pipeline's runs together; interleaving spreads the
-machine's speed drift evenly over both. Both pipelines' per-category counts are checked
-against `truth.json` on every run. Usage:
+the pipelines alternate instead). The figures are the median wall time of the job (reconbot:
+hash, read, reconcile, export; DuckDB and polars: read, reconcile, export; pandas: hash too;
+interpreter start-up and imports excluded for all) and the child's peak resident memory, with
+each peer's time as a ratio of reconbot's, and reconbot's against the best of DuckDB and polars.
+Blocks keep each pipeline's runs together; interleaving spreads the machine's speed drift
+evenly. Every pipeline's per-category counts are checked against `truth.json` on every run.
+Usage:
 
     .venv/bin/python scripts/benchmark.py [--sizes 100000 1000000] [--repeat 7] [--interleave]
 """
@@ -45,19 +48,27 @@ def child_reconbot(orders: Path, payments: Path, mapping_file: Path, out: Path) 
     print(json.dumps({"seconds": time.perf_counter() - start, "counts": counts}))
 
 
-def child_pandas(orders: Path, payments: Path, out: Path) -> None:
-    """Run the pandas pipeline and print {seconds, counts} as JSON."""
+PEERS = ("duckdb", "polars", "pandas")
+"""The same job written straight with each tool (`scripts/<peer>_pipeline.py`), strongest first."""
+
+
+def child_peer(peer: str, orders: Path, payments: Path, out: Path) -> None:
+    """Run a peer's pipeline (`scripts/<peer>_pipeline.py`: read, reconcile, export, counts)
+    and print {seconds, counts} as JSON; its imports are not timed."""
+    import importlib
     import io
     from contextlib import redirect_stdout
 
     sys.path.insert(0, str(ROOT / "scripts"))
-    import pandas_pipeline
-
+    module = importlib.import_module(f"{peer}_pipeline")
     start = time.perf_counter()
-    captured = io.StringIO()
-    with redirect_stdout(captured):
-        pandas_pipeline.main(orders, payments, out)
-    counts = json.loads(captured.getvalue())
+    if peer == "pandas":
+        captured = io.StringIO()
+        with redirect_stdout(captured):
+            module.main(orders, payments, out)
+        counts = json.loads(captured.getvalue())
+    else:
+        counts = module.reconcile(orders, payments, out)
     print(json.dumps({"seconds": time.perf_counter() - start, "counts": counts}))
 
 
@@ -129,7 +140,7 @@ def main() -> None:
         if kind == "reconbot":
             child_reconbot(*paths)
         else:
-            child_pandas(*paths)
+            child_peer(kind, *paths)
         return
     mode = "interleaved" if args.interleave else "in blocks after one warm-up run each"
     print(
@@ -140,10 +151,10 @@ def main() -> None:
         folder = prepare(size, args.data)
         truth = json.loads((folder / "truth.json").read_text())["findings"]
         sizes = {f: (folder / f).stat().st_size / 1e6 for f in ("orders.csv", "payments.csv")}
-        times: dict[str, list[float]] = {"reconbot": [], "pandas": []}
-        memory: dict[str, list[float]] = {"reconbot": [], "pandas": []}
+        kinds = ("reconbot", *PEERS)
+        times: dict[str, list[float]] = {kind: [] for kind in kinds}
+        memory: dict[str, list[float]] = {kind: [] for kind in kinds}
         agree: dict[str, bool] = {}
-        kinds = ("reconbot", "pandas")
         if args.interleave:
             schedule = [k for _ in range(args.repeat) for k in kinds]
         else:
@@ -167,13 +178,17 @@ def main() -> None:
         print(
             f"  {'pipeline':<10} {'median s':>9} {'min s':>7} {'peak MB':>8}  counts = truth.json"
         )
-        for kind in ("reconbot", "pandas"):
+        ours = statistics.median(times["reconbot"])
+        for kind in kinds:
+            median = statistics.median(times[kind])
             print(
-                f"  {kind:<10} {statistics.median(times[kind]):>9.2f} {min(times[kind]):>7.2f} "
+                f"  {kind:<10} {median:>9.2f} {min(times[kind]):>7.2f} "
                 f"{max(memory[kind]):>8.0f}  {'yes' if agree[kind] else 'NO'}"
+                + ("" if kind == "reconbot" else f"  ({median / ours:.2f}x reconbot's time)")
             )
-        ratio = statistics.median(times["pandas"]) / statistics.median(times["reconbot"])
-        print(f"  reconbot is {ratio:.1f}x faster than pandas")
+        best = min(PEERS[:2], key=lambda peer: statistics.median(times[peer]))
+        ratio = ours / statistics.median(times[best])
+        print(f"  reconbot's job takes {ratio:.2f}x the time of the best straight job ({best})")
 
 
 if __name__ == "__main__":
