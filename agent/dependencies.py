@@ -55,6 +55,8 @@ class WorkflowSettings:
     cache_max_age: timedelta = timedelta(days=2)
     claim_lease: timedelta = timedelta(minutes=15)
     policy: Policy = field(default_factory=Policy)
+    seal_while_waiting: bool = True
+    """Reconcile while a confirmation request waits, sealed until it is approved."""
 
 
 @dataclass(frozen=True)

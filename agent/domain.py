@@ -304,6 +304,9 @@ class ToolExecution(BaseModel):
     name: str
     status: str
     duration_ms: int
+    detail: str | None = None
+    """What the execution said about itself, when it has more to say than its status (a
+    reconcile that published a result sealed while its request waited: when it was sealed)."""
 
 
 class ToolCount(BaseModel):

@@ -121,6 +121,7 @@ def workflow_settings(settings: Settings, policy: Policy) -> WorkflowSettings:
         cache_max_age=settings.cache_max_age,
         claim_lease=settings.claim_lease,
         policy=policy,
+        seal_while_waiting=settings.seal_while_waiting,
     )
 
 

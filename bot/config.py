@@ -85,6 +85,7 @@ class Settings(BaseSettings):
     work_dir: Path = Field(default=Path(), alias="RECONBOT_WORK_DIR")
     cache_max_mb: int = Field(default=4096, alias="RECONBOT_CACHE_MAX_MB", gt=0)
     cache_max_age: timedelta = Field(default=timedelta(days=2), alias="RECONBOT_CACHE_MAX_AGE")
+    seal_while_waiting: bool = Field(default=True, alias="RECONBOT_SEAL_WHILE_WAITING")
     policy_path: Path | None = Field(default=None, alias="RECONBOT_POLICY")
     port: int = Field(default=3000, alias="PORT")
     queue: Literal["auto", "postgres", "in-process"] = Field(default="auto", alias="RECONBOT_QUEUE")

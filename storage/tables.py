@@ -112,6 +112,7 @@ tool_executions = sa.Table(
     sa.Column("name", sa.String(100), nullable=False),
     sa.Column("status", sa.String(16), nullable=False),
     sa.Column("duration_ms", sa.Integer, nullable=False),
+    sa.Column("detail", sa.String(200), nullable=True),
     sa.Index("ix_tool_executions_investigation", "investigation_id", "id"),
 )
 

@@ -8,19 +8,25 @@ of files (`agent.data.cache`, `agent.data.samples`, `agent.data.ingest`) behind 
 
 from agent.casefiles.door import CaseFiles, file_sources
 from agent.casefiles.one_shot import inspect_files, reconcile_files, validate_files
+from agent.casefiles.sealed import SealedOutcome, SealIdentity
 from agent.data.ingest import CsvSample
 from agent.data.ingest.columnar import RowProgress
 from agent.data.pipeline import JobResult
 from agent.data.reconcile import Reconciliation
+from agent.data.reconcile.values import Finding, Summary
 from agent.data.samples import SampleCache
 
 __all__ = [
     "CaseFiles",
     "CsvSample",
+    "Finding",
     "JobResult",
     "Reconciliation",
     "RowProgress",
     "SampleCache",
+    "SealIdentity",
+    "SealedOutcome",
+    "Summary",
     "file_sources",
     "inspect_files",
     "reconcile_files",

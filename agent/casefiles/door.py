@@ -5,12 +5,14 @@ tables kept between a validation and the reconciliation, the validations' memo).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+import tempfile
+from collections.abc import Callable, Iterable
 from datetime import timedelta
 from functools import partial
 from pathlib import Path
 
 from agent.casefiles.arrival import Arrived, Put, store_and_inspect
+from agent.casefiles.sealed import Sealed, SealedOutcome, SealedWork, SealIdentity
 from agent.data.cache import ColumnCache, Reading
 from agent.data.evident_reading import take_evident
 from agent.data.ingest import CsvSample
@@ -24,6 +26,7 @@ from agent.data.pipeline import JobResult, run_job
 from agent.data.policy import Policy
 from agent.data.reconcile import connect, load_and_validate
 from agent.data.reconcile.preload import preload
+from agent.data.reconcile.run import give_back
 from agent.data.samples import SampleCache
 from agent.data.schema import Mapping, Role
 from agent.domain import DatasetRef
@@ -69,6 +72,8 @@ class CaseFiles:
         self.columns = ColumnCache(workdir / "columns", max_bytes=max_bytes, max_age=max_age)
         self.kept = KeptTables()
         """The last validations' loaded tables, for the steps after them in this process."""
+        self.sealed = SealedWork(workdir / "sealed", max_age=max_age)
+        """Reconciliations done while a confirmation request waits, sealed until approved."""
         self.memo = ValidationMemo(self.columns.folder / "validations", max_age=max_age)
 
     def store_and_inspect(
@@ -189,3 +194,46 @@ class CaseFiles:
             cache=self.columns,
             kept=self.kept,
         )
+
+    def seal(self, identity: SealIdentity, files: Files, mapping: Mapping, examples: int) -> None:
+        """Reconcile `files` under the `mapping` of the confirmation request `identity` names,
+        in the background, and keep the outcome sealed (`take_sealed`): the person reading the
+        request does not wait for it once they approve. Under the policy in force, which the
+        identity names the version of."""
+
+        def compute(export: Path) -> Sealed:
+            return self.reconcile_and_read(files, mapping, self.policy, export, examples, True)
+
+        if identity.policy_version == self.policy.version:
+            self.sealed.seal(identity, compute)
+
+    def reconcile_and_read(
+        self,
+        files: Files,
+        mapping: Mapping,
+        policy: Policy,
+        export: Path,
+        examples: int,
+        keep_text: bool = False,
+    ) -> Sealed:
+        """Reconcile as `reconcile` does and read what the results message shows: the rows of
+        the exceptions CSV written to `export`, the summary, the first `examples` findings and
+        the digests of the bytes read. With `keep_text`, the files' text stays kept for the
+        edits that may follow (the reconciliation of a request that waits)."""
+        with tempfile.TemporaryDirectory(dir=self.workdir) as folder:
+            job = self.reconcile(files, mapping, policy, export, Path(folder))
+            run = job.reconciliation
+            read = (job.exported, run.summary(), run.examples(examples), job.digests)
+            if keep_text:
+                give_back(run, self.kept)
+            return read
+
+    def take_sealed(self, identity: SealIdentity) -> SealedOutcome | None:
+        """The reconciliation sealed under exactly `identity`, for the approved request's
+        reconciliation to publish; None when there is none (it reconciles then)."""
+        return self.sealed.take(identity)
+
+    def discard_sealed(self, pause_ids: Iterable[str]) -> None:
+        """Drop what was sealed for these requests: none of them will be approved as it was."""
+        for pause_id in pause_ids:
+            self.sealed.discard(pause_id)

@@ -41,6 +41,9 @@ class KeptWorkspace:
     checked: dict[Role, tuple[str, ValidationReport]] = field(default_factory=dict)
     keyed: dict[Role, str] = field(default_factory=dict)
     """By role, the id reading its table's join keys were read under (`id_keys`)."""
+    texts: dict[Role, str] = field(default_factory=dict)
+    """By role, the columns (`Columns.parquet`'s name: the bytes and their reading) whose
+    every column the workspace keeps as text (`load.text_table`), from the file's first read."""
 
 
 class _Workspaces(TTLCache[str, KeptWorkspace]):
@@ -75,7 +78,7 @@ class KeptTables:
     def keep(self, files: str, workspace: KeptWorkspace) -> None:
         """Keep `workspace` for the next step on `files`, dropping the oldest beyond `max_kept`
         (a dropped workspace's tables are given back to DuckDB once nothing else holds it)."""
-        if self.max_kept <= 0 or not workspace.loaded:
+        if self.max_kept <= 0 or not (workspace.loaded or workspace.texts):
             return
         with self._lock:
             self._kept[files] = workspace  # kept anew: its age and place start again

@@ -114,6 +114,8 @@ class InvestigationContext:
     outcome: Outcome | None = None
     pause: PauseSignal | None = None
     result: ReconcileResult | None = None
+    details: dict[str, str] = field(default_factory=dict)
+    """What a tool says about its own execution, by tool use id, for the trace."""
     on_tool_executed: Callable[[ToolExecution], None] | None = None
     on_tool_started: Callable[[str], None] | None = None
     on_rows: RowProgress | None = None

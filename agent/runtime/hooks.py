@@ -53,14 +53,16 @@ class PauseAndTraceHook(HookProvider):
         if context is None:
             return
         status = event.result.get("status", "error") if isinstance(event.result, dict) else "error"
+        use_id = str(event.tool_use.get("toolUseId", ""))
         execution = ToolExecution(
             investigation_id=context.investigation_id,
             invocation_id=context.invocation_id,
             phase=context.phase,
-            tool_use_id=str(event.tool_use.get("toolUseId", "")),
+            tool_use_id=use_id,
             name=str(event.tool_use.get("name", "")),
             status=str(status),
             duration_ms=round((event.duration or 0.0) * 1000),
+            detail=context.details.pop(use_id, None),
         )
         logger.info(
             "investigation=%s tool=%s status=%s duration_ms=%s | tool executed",

@@ -11,9 +11,6 @@ from __future__ import annotations
 import json
 import logging
 import re
-import tempfile
-from contextlib import ExitStack
-from pathlib import Path
 from typing import Any
 
 from strands import tool
@@ -35,8 +32,9 @@ from agent.runtime.context import (
     PauseSignal,
     ReconcileResult,
 )
-from agent.runtime.export import store_beside
+from agent.runtime.failures import said_failure
 from agent.runtime.reading import proposal_for, samples_of, validate, validate_by_evidence
+from agent.runtime.reconciling import BytesChangedError, reconciled
 
 logger = logging.getLogger(__name__)
 
@@ -50,6 +48,11 @@ def context_of(tool_context: ToolContext) -> InvestigationContext:
     if not isinstance(context, InvestigationContext):
         raise RuntimeError("the tool ran outside an investigation")
     return context
+
+
+def tool_use_id(tool_context: ToolContext) -> str:
+    """The id of the tool use running: the trace records what a tool says about it under it."""
+    return str(tool_context.tool_use.get("toolUseId", ""))
 
 
 def result(data: dict[str, Any], *, error: bool = False) -> dict[str, Any]:
@@ -211,6 +214,8 @@ def validate_mapping(
             problems.extend(words_of(report.errors))
     except ReconbotError as error:
         problems.append(str(error))
+    except Exception as error:  # the bot's fault, not the files': say what failed
+        problems.append(said_failure("Validating the mapping", error))
     questions = [c.question for c in proposal.clarifications] if proposal else []
     if proposal is None or proposal.mapping is None or problems:
         kind = PauseKind.CLARIFICATION
@@ -272,31 +277,27 @@ def reconcile(tool_context: ToolContext) -> dict[str, Any]:
             error=True,
         )
     try:
-        with ExitStack() as stack:
-            folder = Path(stack.enter_context(tempfile.TemporaryDirectory(dir=context.workdir)))
-            export = folder / "exceptions.csv"
-            job = context.case_files.reconcile(
-                bound.files, bound.mapping, context.policy, export, folder
-            )
-            read = {role: job.digests[role] for role in Role}
-            if input_identity(read) != bound.input_identity:
-                return result(
-                    {"error": "The bytes read differ from the approved files; nothing reported."},
-                    error=True,
-                )
-            run = job.reconciliation
-            stored, (summary, shown) = store_beside(
-                context.blobs, export, lambda: (run.summary(), run.examples(TOP_FINDINGS))
-            )
-            top = [finding.model_dump(mode="json") for finding in shown]
+        done = reconciled(context, bound, TOP_FINDINGS)
+    except BytesChangedError:
+        return result(
+            {"error": "The bytes read differ from the approved files; nothing reported."},
+            error=True,
+        )
     except ReconbotError as error:
         return result({"error": str(error)}, error=True)
+    except Exception as error:  # the bot's fault, not the files': say what failed
+        return result({"error": said_failure("Reconciling", error)}, error=True)
+    summary, top = done.summary, [finding.model_dump(mode="json") for finding in done.examples]
+    if done.sealed_at is not None:
+        context.details[tool_use_id(tool_context)] = (
+            f"published the result sealed at {done.sealed_at:%Y-%m-%d %H:%M:%S} UTC"
+        )
     context.result = ReconcileResult(
         counts=dict(summary.counts),
         summary=summary.model_dump(mode="json"),
         top_findings=top,
-        export_digest=stored.digest,
-        export_rows=job.exported,
+        export_digest=done.stored.digest,
+        export_rows=done.exported,
     )
     return result(
         {
@@ -308,7 +309,7 @@ def reconcile(tool_context: ToolContext) -> dict[str, Any]:
             "row_ledger": [ledger.line() for ledger in summary.ledger],
             "currencies": [c.model_dump(mode="json") for c in summary.currencies],
             "first_findings": top,
-            "exceptions_file_rows": job.exported,
+            "exceptions_file_rows": done.exported,
         }
     )
 

@@ -145,6 +145,7 @@ class Decisions:
             )
         if isinstance(rejected, ApprovalRefusedError):
             raise rejected
+        self.deps.files.discard_sealed([pause_id])
         return rejected
 
     def edit(
@@ -189,6 +190,7 @@ class Decisions:
                 revision: Revision = current_revision(uow, request.investigation_id)
         if isinstance(edited, ApprovalRefusedError):
             raise edited
+        self.deps.files.discard_sealed([pause_id])
         merged = {role: dict(fields) for role, fields in request.answers.items()}
         for role, fields in answers.items():
             merged.setdefault(role, {}).update(fields)
@@ -208,7 +210,7 @@ class Decisions:
         """Expire every pending request whose time is up; returns the expired pause ids."""
         now = self.deps.clock.now()
         with self.deps.uow() as uow:
-            return [
+            expired = [
                 pause_id
                 for pause_id in uow.pauses.due(now)
                 if uow.pauses.apply(
@@ -219,6 +221,8 @@ class Decisions:
                     reason="no decision before the request expired",
                 )
             ]
+        self.deps.files.discard_sealed(expired)
+        return expired
 
     # -- inside a decision's unit of work -------------------------------------------------------
 

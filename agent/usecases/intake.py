@@ -203,6 +203,7 @@ class Intake:
                 reason=f"superseded by revision {revision.number}",
             )
             uow.investigations.add_revision(revision, actor=actor)
+        self.deps.files.discard_sealed(superseded)
         request = None
         if revision.complete:
             request = investigate(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 
+from agent.casefiles import SealIdentity
 from agent.data.mapping import Proposal
 from agent.data.normalize import ValidationReport
 from agent.data.schema import Role
@@ -30,6 +31,7 @@ from agent.identity import authorization_identity, mapping_digest, new_id
 from agent.pause import Transition
 from agent.ports import UnitOfWork
 from agent.runtime.context import InvestigationContext, proposed_mapping
+from agent.runtime.tools import TOP_FINDINGS
 from agent.runtime.turns import AgentTurns
 
 logger = logging.getLogger(__name__)
@@ -139,7 +141,7 @@ def record_request(
             provenance=provenance,
             proposed=proposed,
         )
-        supersede_pending(
+        superseded = supersede_pending(
             uow,
             investigation.id,
             actor=investigation.requested_by,
@@ -158,6 +160,10 @@ def record_request(
         pause_id,
         kind.value,
     )
+    deps.files.discard_sealed(superseded)
+    if settings.seal_while_waiting and mapping is not None and digest is not None:
+        identity = SealIdentity(pause_id, revision.input_identity, digest, request.policy_version)
+        deps.files.seal(identity, dict(revision.files), mapping, TOP_FINDINGS)
     return request
 
 

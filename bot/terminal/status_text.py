@@ -58,6 +58,7 @@ def render_trace(report: InvestigationStatusReport) -> list[str]:
             f"  {number:>3}. {execution.phase:<{phase_width}}  "
             f"{execution.invocation_id[:SHORT_ID]}  {execution.name:<{name_width}}  "
             f"{execution.status}  {execution.duration_ms:,} ms"
+            + (f"  ({execution.detail})" if execution.detail else "")
         )
     if report.trace_phases:
         lines.append("Executions per phase:")

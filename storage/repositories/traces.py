@@ -40,6 +40,7 @@ class SqlTraceRepository:
                 name=row.name,
                 status=row.status,
                 duration_ms=row.duration_ms,
+                detail=row.detail,
             )
             for row in rows
         ]

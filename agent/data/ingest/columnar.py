@@ -68,6 +68,9 @@ class Columns:
     """For a file read straight into tables (`read_into`), whose `parquet` is not written:
     reads the file's bytes again into a table, for a step that needs it under another reading
     (`load_columns`)."""
+    table: str | None = field(default=None, compare=False)
+    """The same text columns as a table of the workspace a step loads in (its first read kept
+    them there, `read_into` with every column): read from it in place of `parquet`."""
 
     @property
     def records(self) -> int:
@@ -77,6 +80,8 @@ class Columns:
 
     def sql(self) -> str:
         """A DuckDB table expression reading the columns, in file order."""
+        if self.table is not None:
+            return self.table
         return f"read_parquet({sql_string(str(self.parquet))})"
 
 
@@ -265,7 +270,7 @@ def load_columns(
     whose Parquet file was never written (a file read straight, `Columns.reread`) are read
     again from the file's bytes.
     """
-    if columns.reread is not None and not columns.parquet.exists():
+    if columns.table is None and columns.reread is not None and not columns.parquet.exists():
         return columns.reread(con, table, query)
     con.execute("SET SESSION preserve_insertion_order = true")  # this connection's reads only
     con.execute(f"CREATE OR REPLACE TABLE {table} AS " + query.replace("{source}", columns.sql()))

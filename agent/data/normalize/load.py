@@ -57,6 +57,12 @@ def table_name(role: Role) -> str:
     return f"{role.value}_rows"
 
 
+def text_table(role: Role) -> str:
+    """The table holding every column of `role`'s file as text, as its first read found them
+    (`read_file_as` with `keep_text`): what an edit loads `table_name(role)` from again."""
+    return f"{role.value}_text"
+
+
 def reading_of(mapping: DatasetMapping) -> Reading:
     """The reading options that decide a file's columns."""
     options = mapping.options
@@ -114,26 +120,35 @@ def read_file_as(
     scratch: Path | None = None,
     progress: RowProgress | None = None,
     parallel: bool = True,
+    keep_text: bool = False,
 ) -> tuple[str, CsvLayout]:
     """Make the table `load_columns_as` makes straight from the file's bytes at `path`, read as
     `layout` says: for a file's first read, which then costs one parse and no Parquet (on one
-    thread with `parallel` false: `read_csv_sql`).
+    thread with `parallel` false: `read_csv_sql`). With `keep_text`, every column of the file
+    is kept as text beside it (`text_table`), so that an edit of the mapping loads the table
+    again from there instead of parsing the file again.
 
     Returns the digest of the bytes read and the layout with their records. Raises the typed
     input errors of `ingest`, LedgerError for a read that loses or invents rows, and
     UnknownColumnError for a mapped column the file lacks.
     """
     query = load_query(role, layout, mapping)
+    target = text_table(role) if keep_text else table_name(role)
     found = read_into(
         con,
-        table_name(role),
-        query,
+        target,
+        "SELECT * FROM {source}" if keep_text else query,
         path,
         layout,
         scratch=scratch,
         progress=progress,
         parallel=parallel,
     )
+    if keep_text:
+        con.execute(
+            f"CREATE OR REPLACE TABLE {table_name(role)} AS "
+            + query.replace(SOURCE, text_table(role))
+        )
     _finish(con, role, mapping)
     return found
 

@@ -217,6 +217,7 @@ def _read_both(
     columns: dict[Role, Columns] = {}
     failures: dict[Role, BaseException] = {}
     checked: dict[Role, tuple[str, ValidationReport]] = {}
+    texts: dict[Role, str] = {}  # the files read straight: every column kept as text
     unread: set[Role] = set()  # none: no check beside a read
     lock = threading.Lock()
 
@@ -264,8 +265,11 @@ def _read_both(
                 scratch=cache.folder,
                 progress=progress,
                 parallel=parallel,
+                keep_text=keep_text,
             )
         columns[role] = claim.columns(digest, read_layout)
+        if keep_text:
+            texts[role] = columns[role].parquet.name
 
     def attempt(role: Role) -> None:
         try:
@@ -279,6 +283,8 @@ def _read_both(
 
     try:
         parallel = not one_thread_each(sources, claims)
+        # Kept for the edits of a case (a validation follows) when it fits: else read again.
+        keep_text = policy is not None and fits_in_memory(sources)
         if policy is not None and fits_in_memory(sources):
             unread.update(Role)
         con = connect(cache.folder)
@@ -287,7 +293,7 @@ def _read_both(
         if not failures:
             files, loads = load_keys(columns, mapping)
             keyed = id_keys(mapping)
-            kept.keep(files, KeptWorkspace(con, dict(loads), dict(checked), keyed))
+            kept.keep(files, KeptWorkspace(con, dict(loads), dict(checked), keyed, dict(texts)))
     except BaseException as error:
         logger.warning("error=<%s> | first read of a case stopped", type(error).__name__)
         for role in claims:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 import duckdb
@@ -22,7 +23,7 @@ from agent.data.ledger import account, build_ledger_rows
 from agent.data.normalize import ValidationReport, load_both, merge, validate
 from agent.data.normalize.codes import Code
 from agent.data.normalize.columns import select_list
-from agent.data.normalize.load import Files, parse_both, rekey
+from agent.data.normalize.load import Files, parse_both, rekey, text_table
 from agent.data.normalize.memo import ValidationMemo, memo_key
 from agent.data.notes import note
 from agent.data.policy import Policy
@@ -135,7 +136,7 @@ def validate_columns(
             reports[role] = made[1]
             if memo is not None:
                 memo.remember(role_keys[role], made[1])
-    load_both(con, columns, mapping, roles=missing)
+    load_both(con, from_text(case, columns), mapping, roles=missing)
     _keyed(case, mapping, needed, missing)
     # The gates read the loaded tables beside the files' own checks (both only read them).
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="gates") as beside:
@@ -166,6 +167,20 @@ def validate_columns(
             case.loaded[role] = loads[role]
         kept.keep(files, case)
     return report
+
+
+def from_text(case: KeptWorkspace, columns: dict[Role, Columns]) -> dict[Role, Columns]:
+    """`columns`, each read from the workspace's text of the same file and reading where it
+    keeps one (`KeptWorkspace.texts`): a table loaded again under an edited mapping is made
+    from the text kept by the file's first read, not by parsing the file again."""
+    return {
+        role: (
+            replace(found, table=text_table(role))
+            if case.texts.get(role) == found.parquet.name
+            else found
+        )
+        for role, found in columns.items()
+    }
 
 
 def _keyed(
@@ -219,7 +234,7 @@ def reconcile_columns(
         case = KeptWorkspace(con or connect(spill))
     con = case.con
     missing = tuple(role for role in Role if case.loaded.get(role) != loads[role])
-    load_both(con, columns, mapping, roles=missing)
+    load_both(con, from_text(case, columns), mapping, roles=missing)
     _keyed(case, mapping, tuple(Role), missing)
     run_engine(con, mapping, policy)
     build_ledger_rows(con)
@@ -227,4 +242,27 @@ def reconcile_columns(
     ledger = []
     for role in Role:
         ledger.append(account(con, role, names[role], columns[role].records))
-    return Reconciliation(con, names, policy, ledger)
+    run = Reconciliation(con, names, policy, ledger)
+    run.taken = (files, case)
+    return run
+
+
+def give_back(run: Reconciliation, kept: KeptTables) -> None:
+    """Keep the text of the files `run` was made from for the steps that may follow (an edit
+    of a request whose reconciliation was sealed, `CaseFiles.seal`), once everything `run`
+    shows has been read: every other table of its workspace is dropped (the engine changed the
+    loaded tables), and the workspace is kept with its text alone. `run` is unusable after."""
+    if run.taken is None:
+        return
+    files, case = run.taken
+    run.taken = None
+    if not case.texts:
+        return
+    texts = {text_table(role) for role in case.texts}
+    tables = case.con.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database()"
+    ).fetchall()
+    for (name,) in tables:
+        if name not in texts:
+            case.con.execute(f'DROP TABLE IF EXISTS "{name}"')
+    kept.keep(files, KeptWorkspace(case.con, texts=dict(case.texts)))

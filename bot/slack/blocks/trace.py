@@ -78,6 +78,7 @@ def trace_blocks(
         lines = [
             f"{n}. `{escape(e.phase)}` `{escape(e.invocation_id[:SHORT_ID])}` "
             f"{escape(cut(e.name, 60))} · {escape(cut(e.status, 20))} · {e.duration_ms:,} ms"
+            + (f" · {escape(e.detail)}" if e.detail else "")
             for n, e in enumerate(trace, start=1)
         ]
         per_phase = [

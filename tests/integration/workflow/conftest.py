@@ -84,6 +84,8 @@ def make_world(
     tmp_path: Path,
     approver_policy: ApproverPolicy | None = None,
     model: Model | None = None,
+    *,
+    seal: bool = True,
 ) -> World:
     engine = create_engine(url)
     migrate(engine)
@@ -94,6 +96,7 @@ def make_world(
         approval_ttl=timedelta(hours=24),
         approver_policy=approver_policy or ApproverPolicy(),
         workdir=tmp_path / "work",
+        seal_while_waiting=seal,
     )
     service = build_use_cases(Dependencies(uow, blobs, model or OfflineModel(), clock, settings))
     return World(service, uow, Saved(uow), clock, blobs, engine, url, tmp_path / "blobs")

@@ -353,3 +353,55 @@ def test_a_file_read_while_the_other_is_read_is_checked_beside_it_with_the_same_
         policy=Policy(),
     )
     assert again == alone  # remembered under the key a check of its own would have used
+
+
+def test_an_edit_after_the_first_read_loads_from_the_text_it_kept_not_from_the_bytes(
+    demo: Path, mapping: Mapping, tmp_path: Path, parses: list[str]
+) -> None:
+    cache, files = cache_in(tmp_path / "cache"), sources_of(demo)
+    fetched: list[str] = []
+
+    def counted(source: Source) -> Source:
+        def fetch() -> Any:
+            fetched.append(source.name)
+            return source.fetch()
+
+        return replace(source, fetch=fetch)
+
+    files = {role: counted(source) for role, source in files.items()}
+    assert preload(files, mapping, cache, kept_of(cache), policy=Policy())
+    first = load_and_validate(
+        connect(), files, mapping, cache=cache, kept=kept_of(cache), policy=Policy()
+    )
+    assert first.ok
+    assert sorted(fetched) == ["orders.csv", "payments.csv"]  # the first read, once each
+    # An edit of an amount column: the payments table is made again from the kept text.
+    edited = mapping.model_copy(
+        update={
+            "payments": mapping.payments.model_copy(
+                update={"columns": {**mapping.payments.columns, "captured_amount": "Amount"}}
+            ),
+            "orders": mapping.orders.model_copy(
+                update={"columns": {**mapping.orders.columns, "order_amount": "Subtotal"}}
+            ),
+        }
+    )
+    assert edited.orders.columns["order_amount"] != mapping.orders.columns["order_amount"]
+    report = load_and_validate(
+        connect(), files, edited, cache=cache, kept=kept_of(cache), policy=Policy()
+    )
+    assert sorted(fetched) == ["orders.csv", "payments.csv"], "no file was read again"
+    assert parses == []
+    fresh = load_and_validate(connect(), files_of(demo), edited, policy=Policy())
+    assert (report.errors, report.warnings, report.facts, report.routine) == (
+        fresh.errors,
+        fresh.warnings,
+        fresh.facts,
+        fresh.routine,
+    )
+    kept_job = run_job(
+        files, edited, Policy(), tmp_path / "kept.csv", cache=cache, kept=kept_of(cache)
+    )
+    plain = plain_job(demo, edited, tmp_path / "plain.csv")
+    assert (tmp_path / "kept.csv").read_bytes() == (tmp_path / "plain.csv").read_bytes()
+    assert kept_job.reconciliation.summary() == plain.reconciliation.summary()

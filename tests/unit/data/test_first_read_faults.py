@@ -23,6 +23,7 @@ import pytest
 from agent.casefiles import CaseFiles
 from agent.data.ingest import inspect_csv
 from agent.data.ingest.columnar import build_columns, read_into
+from agent.data.kept import KeptTables
 from agent.data.mapping import infer_mapping
 from agent.data.normalize.load import (
     Source,
@@ -60,7 +61,8 @@ def copied(demo: Path, folder: Path) -> dict[Role, Source]:
 def test_a_file_read_again_with_other_bytes_than_its_first_read_is_refused(
     demo: Path, mapping: Mapping, tmp_path: Path
 ) -> None:
-    """A file read again after its first read (an edit needs it under another reading) whose
+    """A file read again after its first read (a step needs it under another reading once the
+    workspace that kept its text went) whose
     bytes changed in between (the blob store gave other bytes) is refused, and the refusal
     names the file: never a result under the first read's digest for other bytes."""
     cache, files = cache_in(tmp_path / "cache"), copied(demo, tmp_path / "files")
@@ -76,8 +78,10 @@ def test_a_file_read_again_with_other_bytes_than_its_first_read_is_refused(
     changed = text[:at] + (b"7" if text[at : at + 1] != b"7" else b"3") + text[at + 1 :]
     orders.write_bytes(changed)
     edited = with_orders(mapping, order_status="Currency")  # the kept orders table is not it
+    # The workspace with the text kept went (evicted, or its hour passed): the file's bytes
+    # are read again.
     with pytest.raises(StorageError, match=r"orders\.csv: the file store handed back other bytes"):
-        run_job(files, edited, Policy(), tmp_path / "edited.csv", cache=cache, kept=kept_of(cache))
+        run_job(files, edited, Policy(), tmp_path / "edited.csv", cache=cache, kept=KeptTables())
     assert not (tmp_path / "edited.csv").exists()  # nothing reported
 
 
