@@ -7,27 +7,19 @@ line with the per-category counts so the benchmark can check both pipelines agre
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from straight_job import sha256
 
 FAILED = {"failed", "declined", "canceled", "cancelled", "blocked", "error", "expired"}
 REFUNDED = {"refunded", "partially_refunded", "reversed"}
 VOIDED = {"voided", "void", "cancelled", "canceled"}
 EXPONENTS = {"USD": 2, "EUR": 2, "GBP": 2, "JPY": 0, "KWD": 3}
 TOL = 1
-
-
-def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def minor(amount: pd.Series, currency: pd.Series) -> pd.Series:

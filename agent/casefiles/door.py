@@ -11,6 +11,8 @@ from datetime import timedelta
 from functools import partial
 from pathlib import Path
 
+import duckdb
+
 from agent.casefiles.arrival import Arrived, Put, store_and_inspect
 from agent.casefiles.sealed import Sealed, SealedOutcome, SealedWork, SealIdentity
 from agent.data.cache import ColumnCache, Reading
@@ -26,7 +28,6 @@ from agent.data.pipeline import JobResult, run_job
 from agent.data.policy import Policy
 from agent.data.reconcile import connect, load_and_validate
 from agent.data.reconcile.preload import preload
-from agent.data.reconcile.run import give_back
 from agent.data.samples import SampleCache
 from agent.data.schema import Mapping, Role
 from agent.domain import DatasetRef
@@ -180,11 +181,20 @@ class CaseFiles:
         )
 
     def reconcile(
-        self, files: Files, mapping: Mapping, policy: Policy, export: Path, workdir: Path
+        self,
+        files: Files,
+        mapping: Mapping,
+        policy: Policy,
+        export: Path,
+        workdir: Path,
+        beside: duckdb.DuckDBPyConnection | None = None,
     ) -> JobResult:
         """Reconcile the files under an approved `mapping` and `policy`, writing the exceptions
         CSV to `export`; the tables a validation kept for these files are used, not read
-        again. The result carries the digests of the bytes read, for the caller to check."""
+        again. The result carries the digests of the bytes read, for the caller to check.
+        `beside`: a workspace of its own to run in (the reconciliation of a request that
+        waits), reading the text the first read kept and leaving the kept tables to the edits
+        that may come meanwhile."""
         return run_job(
             self.sources(files),
             mapping,
@@ -193,6 +203,8 @@ class CaseFiles:
             workdir=workdir,
             cache=self.columns,
             kept=self.kept,
+            con=beside,
+            beside=beside is not None,
         )
 
     def seal(self, identity: SealIdentity, files: Files, mapping: Mapping, examples: int) -> None:
@@ -202,7 +214,9 @@ class CaseFiles:
         identity names the version of."""
 
         def compute(export: Path) -> Sealed:
-            return self.reconcile_and_read(files, mapping, self.policy, export, examples, True)
+            con = connect(self.workdir)  # its own workspace, interrupted if it is discarded
+            self.sealed.working(identity.pause_id, con)
+            return self.reconcile_and_read(files, mapping, self.policy, export, examples, con)
 
         if identity.policy_version == self.policy.version:
             self.sealed.seal(identity, compute)
@@ -214,19 +228,15 @@ class CaseFiles:
         policy: Policy,
         export: Path,
         examples: int,
-        keep_text: bool = False,
+        beside: duckdb.DuckDBPyConnection | None = None,
     ) -> Sealed:
         """Reconcile as `reconcile` does and read what the results message shows: the rows of
         the exceptions CSV written to `export`, the summary, the first `examples` findings and
-        the digests of the bytes read. With `keep_text`, the files' text stays kept for the
-        edits that may follow (the reconciliation of a request that waits)."""
+        the digests of the bytes read; `beside` as `reconcile` says."""
         with tempfile.TemporaryDirectory(dir=self.workdir) as folder:
-            job = self.reconcile(files, mapping, policy, export, Path(folder))
+            job = self.reconcile(files, mapping, policy, export, Path(folder), beside)
             run = job.reconciliation
-            read = (job.exported, run.summary(), run.examples(examples), job.digests)
-            if keep_text:
-                give_back(run, self.kept)
-            return read
+            return job.exported, run.summary(), run.examples(examples), job.digests
 
     def take_sealed(self, identity: SealIdentity) -> SealedOutcome | None:
         """The reconciliation sealed under exactly `identity`, for the approved request's

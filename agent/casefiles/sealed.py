@@ -35,6 +35,8 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
+import duckdb
+
 from agent.data.reconcile.values import Finding, Summary
 from agent.data.schema import Role
 
@@ -85,6 +87,7 @@ class SealedWork:
         self.max_age = max_age
         self._lock = threading.Lock()
         self._running: dict[str, Future[None]] = {}
+        self._working: dict[str, duckdb.DuckDBPyConnection] = {}
         self._discarded: set[str] = set()
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sealed")
 
@@ -97,6 +100,14 @@ class SealedWork:
             running = self._pool.submit(self._run, identity, compute)
             self._running[identity.pause_id] = running
         return running
+
+    def working(self, pause_id: str, con: duckdb.DuckDBPyConnection) -> None:
+        """Say that the seal of `pause_id` runs on `con`: a discard interrupts it there."""
+        with self._lock:
+            self._working[pause_id] = con
+            discarded = pause_id in self._discarded
+        if discarded:
+            con.interrupt()
 
     def take(self, identity: SealIdentity) -> SealedOutcome | None:
         """The outcome sealed under exactly `identity` (waiting for it when it is still being
@@ -131,6 +142,11 @@ class SealedWork:
             with self._lock:
                 self._running.pop(pause_id, None)
                 self._discarded.discard(pause_id)
+        elif running is not None and not running.done():  # running: stopped where it is
+            with self._lock:
+                con = self._working.get(pause_id)
+            if con is not None:
+                con.interrupt()
         elif running is None or running.done():
             self._remove(pause_id)
             with self._lock:
@@ -162,6 +178,7 @@ class SealedWork:
         finally:
             with self._lock:
                 self._running.pop(pause_id, None)
+                self._working.pop(pause_id, None)
                 dropped = pause_id in self._discarded
                 self._discarded.discard(pause_id)
             if dropped:

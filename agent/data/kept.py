@@ -75,6 +75,13 @@ class KeptTables:
             self._kept.expire()
             return self._kept.pop(files, None)
 
+    def peek(self, files: str) -> KeptWorkspace | None:
+        """The workspace kept for `files`, left kept (for a step that only reads its text
+        beside the steps that take it: `reconcile.run.beside_kept`), or None."""
+        with self._lock:
+            self._kept.expire()
+            return self._kept.get(files)
+
     def keep(self, files: str, workspace: KeptWorkspace) -> None:
         """Keep `workspace` for the next step on `files`, dropping the oldest beyond `max_kept`
         (a dropped workspace's tables are given back to DuckDB once nothing else holds it)."""

@@ -11,13 +11,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import duckdb
+
 from agent.data.cache import ColumnCache
 from agent.data.kept import KeptTables
 from agent.data.normalize.load import Files
 from agent.data.policy import Policy
 from agent.data.reconcile import Reconciliation
 from agent.data.reconcile.preload import read_once
-from agent.data.reconcile.run import file_columns, reconcile_columns
+from agent.data.reconcile.run import beside_kept, file_columns, reconcile_columns
 from agent.data.schema import Mapping, Role
 
 
@@ -39,6 +41,8 @@ def run_job(
     workdir: Path | None = None,
     cache: ColumnCache | None = None,
     kept: KeptTables | None = None,
+    con: duckdb.DuckDBPyConnection | None = None,
+    beside: bool = False,
 ) -> JobResult:
     """Reconcile both files under `mapping` and write the exceptions CSV.
 
@@ -47,12 +51,15 @@ def run_job(
     parsed into Parquet and loaded from there: the files are hashed first (the read is claimed
     under their digests) and then read; the digests returned are still those of the bytes
     the read parsed. With `kept`, a validation's tables kept for these files are used, not
-    loaded again.
+    loaded again; with `beside` too, the job runs in a workspace of its own (`con`, given to be
+    interrupted), its tables made from the text kept, which stays kept for the steps after.
     """
     if cache is not None:
-        return _run_job(files, mapping, policy, export_to, workdir=workdir, cache=cache, kept=kept)
+        return _run_job(
+            files, mapping, policy, export_to, workdir, cache, kept, con=con, beside=beside
+        )
     with read_once(files, mapping, workdir, policy=None) as (sources, once, own):
-        return _run_job(sources, mapping, policy, export_to, workdir=workdir, cache=once, kept=own)
+        return _run_job(sources, mapping, policy, export_to, workdir, once, own, con=con)
 
 
 def _run_job(
@@ -60,15 +67,22 @@ def _run_job(
     mapping: Mapping,
     policy: Policy,
     export_to: Path,
-    *,
     workdir: Path | None,
     cache: ColumnCache,
     kept: KeptTables | None,
+    *,
+    con: duckdb.DuckDBPyConnection | None = None,
+    beside: bool = False,
 ) -> JobResult:
     with file_columns(files, mapping, cache=cache, workdir=workdir) as columns:
+        digests = {role: columns[role].digest for role in Role}
+        held = None
+        if beside and kept is not None:
+            columns, held = beside_kept(columns, mapping, kept)
+            kept = None  # a workspace of its own: the kept one stays for the steps after
         # A new workspace (no kept one) spills where the process's DuckDB instance does: the
         # first DuckDB work of the process decided where (see `run_job`).
-        run = reconcile_columns(columns, mapping, policy, spill=cache.folder, kept=kept)
-        digests = {role: columns[role].digest for role in Role}
+        run = reconcile_columns(columns, mapping, policy, con=con, spill=cache.folder, kept=kept)
+        run.holds = held
     exported = run.export_csv(export_to)
     return JobResult(run, digests, exported)

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import duckdb
 
-from agent.data.kept import KeptWorkspace
 from agent.data.ledger import FileLedger
 from agent.data.policy import Policy
 from agent.data.profile import normalize_key
@@ -35,8 +34,8 @@ class Reconciliation:
         self.files = files
         self.policy = policy
         self.ledger = ledger
-        self.taken: tuple[str, KeptWorkspace] | None = None
-        """The kept workspace it ran in (`KeptTables.take`), by its files: see `run.give_back`."""
+        self.holds: object = None
+        """What it read from and must keep alive while it is read (`run.beside_kept`)."""
 
     def summary(self) -> Summary:
         """Counts and amounts per category, and matched totals per currency and side."""

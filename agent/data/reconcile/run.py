@@ -15,7 +15,7 @@ from pathlib import Path
 import duckdb
 
 from agent.data.cache import ColumnCache
-from agent.data.duck import cursor
+from agent.data.duck import cursor, workspace_name
 from agent.data.gates import check_reading
 from agent.data.ingest.columnar import Columns, RowProgress
 from agent.data.kept import KeptTables, KeptWorkspace
@@ -183,6 +183,28 @@ def from_text(case: KeptWorkspace, columns: dict[Role, Columns]) -> dict[Role, C
     }
 
 
+def beside_kept(
+    columns: dict[Role, Columns], mapping: Mapping, kept: KeptTables
+) -> tuple[dict[Role, Columns], KeptWorkspace | None]:
+    """`columns`, each read from the text a kept workspace of these files holds (by its
+    catalog), the workspace left kept: for a reconciliation in a workspace of its own (one
+    sealed while its request waits) that must not take the tables an edit will need. Returns
+    the workspace read, for the caller to hold while it reads (None: nothing kept)."""
+    files, _ = load_keys(columns, mapping)
+    case = kept.peek(files)
+    catalog = workspace_name(case.con) if case is not None else None
+    if case is None or catalog is None or not case.texts:
+        return columns, None
+    return {
+        role: (
+            replace(found, table=f"{catalog}.main.{text_table(role)}")
+            if case.texts.get(role) == found.parquet.name
+            else found
+        )
+        for role, found in columns.items()
+    }, case
+
+
 def _keyed(
     case: KeptWorkspace, mapping: Mapping, needed: tuple[Role, ...], loaded: tuple[Role, ...]
 ) -> None:
@@ -242,27 +264,4 @@ def reconcile_columns(
     ledger = []
     for role in Role:
         ledger.append(account(con, role, names[role], columns[role].records))
-    run = Reconciliation(con, names, policy, ledger)
-    run.taken = (files, case)
-    return run
-
-
-def give_back(run: Reconciliation, kept: KeptTables) -> None:
-    """Keep the text of the files `run` was made from for the steps that may follow (an edit
-    of a request whose reconciliation was sealed, `CaseFiles.seal`), once everything `run`
-    shows has been read: every other table of its workspace is dropped (the engine changed the
-    loaded tables), and the workspace is kept with its text alone. `run` is unusable after."""
-    if run.taken is None:
-        return
-    files, case = run.taken
-    run.taken = None
-    if not case.texts:
-        return
-    texts = {text_table(role) for role in case.texts}
-    tables = case.con.execute(
-        "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database()"
-    ).fetchall()
-    for (name,) in tables:
-        if name not in texts:
-            case.con.execute(f'DROP TABLE IF EXISTS "{name}"')
-    kept.keep(files, KeptWorkspace(case.con, texts=dict(case.texts)))
+    return Reconciliation(con, names, policy, ledger)
