@@ -37,6 +37,7 @@ from typing import Any
 
 import duckdb
 
+from agent.data.pipeline import TextNotKeptError
 from agent.data.reconcile.values import Finding, Summary
 from agent.data.schema import Role
 
@@ -172,8 +173,15 @@ class SealedWork:
             written.write_text(json.dumps(manifest), encoding="utf-8")
             written.replace(folder / _MANIFEST)
             logger.info("pause=<%s> | a reconciliation was sealed", pause_id)
+        except TextNotKeptError:  # the files' text is not kept: sealing would read them again
+            logger.info("pause=<%s> | not sealed: no text kept; reconciled on approval", pause_id)
+            shutil.rmtree(folder, ignore_errors=True)
         except Exception as error:  # an optimisation: the approval reconciles as without it
-            logger.warning("pause=<%s> error=<%s> | sealing failed", pause_id, type(error).__name__)
+            if pause_id in self._discarded:
+                logger.info("pause=<%s> | sealing stopped: the request was discarded", pause_id)
+            else:
+                kind = type(error).__name__
+                logger.warning("pause=<%s> error=<%s> | sealing failed", pause_id, kind)
             shutil.rmtree(folder, ignore_errors=True)
         finally:
             with self._lock:

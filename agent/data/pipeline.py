@@ -32,6 +32,12 @@ class JobResult:
     exported: int
 
 
+class TextNotKeptError(Exception):
+    """A job asked to run beside the kept tables (`beside`) found no text kept for one of the
+    files (too large to keep, or the workspace went): it would read the files again, so it
+    does not run at all (a sealed reconciliation is then done on approval, as without it)."""
+
+
 def run_job(
     files: Files,
     mapping: Mapping,
@@ -52,7 +58,8 @@ def run_job(
     under their digests) and then read; the digests returned are still those of the bytes
     the read parsed. With `kept`, a validation's tables kept for these files are used, not
     loaded again; with `beside` too, the job runs in a workspace of its own (`con`, given to be
-    interrupted), its tables made from the text kept, which stays kept for the steps after.
+    interrupted), its tables made from the text kept, which stays kept for the steps after; it
+    raises TextNotKeptError, reading nothing, when no text is kept for a file.
     """
     if cache is not None:
         return _run_job(
@@ -79,6 +86,8 @@ def _run_job(
         held = None
         if beside and kept is not None:
             columns, held = beside_kept(columns, mapping, kept)
+            if any(found.table is None for found in columns.values()):
+                raise TextNotKeptError
             kept = None  # a workspace of its own: the kept one stays for the steps after
         # A new workspace (no kept one) spills where the process's DuckDB instance does: the
         # first DuckDB work of the process decided where (see `run_job`).

@@ -12,6 +12,9 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+import agent.data.reconcile.preload as preload_module
 from agent.casefiles import SealIdentity
 from agent.domain import ApprovalRequest, Approver, Role
 from bot.slack.blocks.home import status_message
@@ -189,3 +192,22 @@ def test_work_sealed_under_another_identity_is_never_published(world: World, dem
         replace(approved, policy_version="another"),
     ):
         assert files.take_sealed(other) is None
+
+
+def test_files_too_large_to_keep_as_text_are_not_sealed_and_reconcile_on_approval(
+    world: World, demo: Demo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sealing files whose text is not kept would read them again beside the person's edits:
+    they are not sealed, and the approval reconciles them as without sealing."""
+    monkeypatch.setattr(preload_module, "MEMORY_LIMIT_BYTES", 1)  # nothing fits: no text kept
+    case, request = _start(world, demo)
+    _wait_idle(world)
+    assert not _sealed_folder(world, request.pause_id).exists()
+    world.service.decisions.confirm(request.pause_id, request.authorization_identity, BOB)
+    [run] = [e for e in world.saved.trace(case) if e.name == "reconcile"]
+    assert run.detail is None, "computed on approval"
+    outcome = world.saved.outcome(case)
+    assert outcome is not None
+    assert {k: v for k, v in outcome.counts.items() if v} == {
+        k: v for k, v in demo.truth["findings"].items() if v
+    }
