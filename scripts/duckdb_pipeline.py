@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import duckdb
-from straight_job import command_line, sha256
+from straight_job import command_line
 
 MEMORY_LIMIT = "1GB"
 TOL = 1
@@ -173,14 +173,9 @@ FROM payment_findings WHERE rank IS NOT NULL
 reference names no order, and repeated payment rows, each in file order)."""
 
 
-def reconcile(
-    orders: Path, payments: Path, out: Path, *, hash_files: bool = False
-) -> dict[str, int]:
+def reconcile(orders: Path, payments: Path, out: Path) -> dict[str, int]:
     """Reconcile `orders` against `payments`, write the exceptions CSV to `out` and return the
-    per-category counts (most frequent first). With `hash_files`, sha256 both files first."""
-    if hash_files:
-        sha256(orders)
-        sha256(payments)
+    per-category counts (most frequent first)."""
     with duckdb.connect(config={"memory_limit": MEMORY_LIMIT}) as con:
         load(con, orders, payments)
         con.execute(EXCEPTIONS)

@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import polars as pl
-from straight_job import command_line, sha256
+from straight_job import command_line
 
 TOL = 1
 """Amounts within this many minor units agree (the policy default)."""
@@ -218,14 +218,9 @@ def exceptions(orders: pl.DataFrame, pay: pl.DataFrame) -> pl.DataFrame:
     return both.sort("rank", "row").collect()
 
 
-def reconcile(
-    orders: Path, payments: Path, out: Path, *, hash_files: bool = False
-) -> dict[str, int]:
+def reconcile(orders: Path, payments: Path, out: Path) -> dict[str, int]:
     """Reconcile `orders` against `payments`, write the exceptions CSV to `out` and return the
-    per-category counts (most frequent first). With `hash_files`, sha256 both files first."""
-    if hash_files:
-        sha256(orders)
-        sha256(payments)
+    per-category counts (most frequent first)."""
     order_rows, pay_rows = pl.collect_all([orders_frame(orders), payments_frame(payments)])
     export = exceptions(order_rows, pay_rows)
     export.drop("rank").write_csv(out)

@@ -10,8 +10,8 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-Reconcile = Callable[..., dict[str, int]]
-"""`reconcile(orders, payments, out, *, hash_files)`: the job, returning per-category counts."""
+Reconcile = Callable[[Path, Path, Path], dict[str, int]]
+"""`reconcile(orders, payments, out)`: the job, returning per-category counts."""
 
 
 def sha256(path: Path) -> str:
@@ -24,11 +24,15 @@ def sha256(path: Path) -> str:
 
 
 def command_line(reconcile: Reconcile, description: str) -> None:
-    """Parse `ORDERS PAYMENTS OUT [--hash]`, run `reconcile` and print its counts as JSON."""
+    """Parse `ORDERS PAYMENTS OUT [--hash]`, run `reconcile` (after hashing both files, with
+    `--hash`) and print its counts as JSON."""
     parser = argparse.ArgumentParser(description=description.split("\n\n", 1)[0])
     parser.add_argument("orders", type=Path)
     parser.add_argument("payments", type=Path)
     parser.add_argument("out", type=Path)
     parser.add_argument("--hash", action="store_true", help="also sha256-hash both files")
     args = parser.parse_args()
-    print(json.dumps(reconcile(args.orders, args.payments, args.out, hash_files=args.hash)))
+    if args.hash:
+        sha256(args.orders)
+        sha256(args.payments)
+    print(json.dumps(reconcile(args.orders, args.payments, args.out)))
