@@ -211,3 +211,25 @@ def test_files_too_large_to_keep_as_text_are_not_sealed_and_reconcile_on_approva
     assert {k: v for k, v in outcome.counts.items() if v} == {
         k: v for k, v in demo.truth["findings"].items() if v
     }
+
+
+def test_work_sealed_from_other_bytes_is_not_published_and_the_approval_reconciles(
+    world: World, demo: Demo
+) -> None:
+    """The sealed work says which bytes it read: when their digests do not make the approved
+    input identity, the approval reconciles the approved files itself."""
+    case, request = _start(world, demo)
+    _wait_sealed(world, request.pause_id)
+    manifest = _sealed_folder(world, request.pause_id) / "sealed.json"
+    saved = json.loads(manifest.read_text())
+    saved["digests"]["orders"] = "sha256:" + "2" * 64
+    manifest.write_text(json.dumps(saved))
+    world.service.decisions.confirm(request.pause_id, request.authorization_identity, BOB)
+    [run] = [e for e in world.saved.trace(case) if e.name == "reconcile"]
+    assert run.detail is None, "computed on approval, not published"
+    outcome = world.saved.outcome(case)
+    assert outcome is not None
+    assert {k: v for k, v in outcome.counts.items() if v} == {
+        k: v for k, v in demo.truth["findings"].items() if v
+    }
+    assert not _sealed_folder(world, request.pause_id).exists()

@@ -12,6 +12,8 @@ import duckdb
 import pytest
 
 import agent.runtime.tools as tools_module
+from agent.domain import Approver
+from agent.errors import WorkflowError
 
 from .conftest import Demo, World, uploads
 
@@ -41,3 +43,28 @@ def test_a_validation_that_fails_inside_the_bot_says_so_with_a_log_reference(
     logged = [r.getMessage() for r in caplog.records if reference.group(0) in r.getMessage()]
     assert logged and "OutOfMemoryException" in logged[0]
     assert not any(CELL in r.getMessage() for r in caplog.records)
+
+
+def test_a_reconciliation_that_fails_inside_the_bot_says_so_with_a_log_reference(
+    world: World, demo: Demo, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    started = world.service.intake.start(uploads(demo.orders, demo.payments), requested_by="alice")
+    request = started.request
+    assert request is not None and request.mapping is not None
+
+    def out_of_memory(*_: Any, **__: Any) -> None:
+        raise duckdb.OutOfMemoryException(MESSAGE)
+
+    monkeypatch.setattr(tools_module, "reconciled", out_of_memory)
+    caplog.set_level(logging.INFO)
+    with pytest.raises(WorkflowError) as failed:
+        world.service.decisions.confirm(
+            request.pause_id, request.authorization_identity, Approver(user="bob")
+        )
+    said = str(failed.value)
+    assert "Reconciling failed inside the bot (OutOfMemoryException)" in said, said
+    reference = re.search(r"ERR-[0-9A-F]{10}", said)
+    assert reference is not None
+    assert any(reference.group(0) in r.getMessage() for r in caplog.records)
+    assert not any(CELL in r.getMessage() for r in caplog.records)
+    assert world.saved.outcome(started.investigation.id) is None
