@@ -153,10 +153,6 @@ class SealedWork:
             with self._lock:
                 self._discarded.discard(pause_id)
 
-    def close(self) -> None:
-        """Stop taking seals; the one running ends on its own (its outcome is on disk)."""
-        self._pool.shutdown(wait=False, cancel_futures=True)
-
     def _run(self, identity: SealIdentity, compute: Compute) -> None:
         pause_id = identity.pause_id
         folder = self._folder(pause_id)

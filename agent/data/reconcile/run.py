@@ -169,13 +169,17 @@ def validate_columns(
     return report
 
 
-def from_text(case: KeptWorkspace, columns: dict[Role, Columns]) -> dict[Role, Columns]:
+def from_text(
+    case: KeptWorkspace, columns: dict[Role, Columns], catalog: str | None = None
+) -> dict[Role, Columns]:
     """`columns`, each read from the workspace's text of the same file and reading where it
     keeps one (`KeptWorkspace.texts`): a table loaded again under an edited mapping is made
-    from the text kept by the file's first read, not by parsing the file again."""
+    from the text kept by the file's first read, not by parsing the file again. With
+    `catalog` (the workspace's), the text is named for a connection of another workspace."""
+    prefix = f"{catalog}.main." if catalog is not None else ""
     return {
         role: (
-            replace(found, table=text_table(role))
+            replace(found, table=prefix + text_table(role))
             if case.texts.get(role) == found.parquet.name
             else found
         )
@@ -195,14 +199,7 @@ def beside_kept(
     catalog = workspace_name(case.con) if case is not None else None
     if case is None or catalog is None or not case.texts:
         return columns, None
-    return {
-        role: (
-            replace(found, table=f"{catalog}.main.{text_table(role)}")
-            if case.texts.get(role) == found.parquet.name
-            else found
-        )
-        for role, found in columns.items()
-    }, case
+    return from_text(case, columns, catalog), case
 
 
 def _keyed(
