@@ -233,7 +233,7 @@ def build_bot(
     if missing:
         raise ConfigurationError("Slack is not configured. Missing: " + "; ".join(missing))
     runtime = build_runtime(settings, model=model, recover=False)
-    closers: list[Callable[[], None]] = [runtime.engine.dispose]
+    closers: list[Callable[[], None]] = [runtime.service.close, runtime.engine.dispose]
     queue: PostgresQueue | None = None
     if settings.uses_job_queue:
         queue = _job_queue(settings, runtime)
@@ -280,6 +280,7 @@ class Worker:
             run_workers(self.app, self.settings, name)
         finally:
             self.handlers.close()
+            self.runtime.service.close()
             self.runtime.engine.dispose()
 
 

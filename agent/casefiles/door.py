@@ -243,6 +243,11 @@ class CaseFiles:
         reconciliation to publish; None when there is none (it reconciles then)."""
         return self.sealed.take(identity)
 
+    def close(self) -> None:
+        """Stop the work this door does in the background (`SealedWork.stop`), for a process
+        that is ending: it then neither waits for it nor leaves half of it on disk."""
+        self.sealed.stop()
+
     def discard_sealed(self, pause_ids: Iterable[str]) -> None:
         """Drop what was sealed for these requests: none of them will be approved as it was."""
         for pause_id in pause_ids:

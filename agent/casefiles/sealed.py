@@ -98,7 +98,13 @@ class SealedWork:
         self._sweep()
         with self._lock:
             self._discarded.discard(identity.pause_id)
-            running = self._pool.submit(self._run, identity, compute)
+            try:
+                running = self._pool.submit(self._run, identity, compute)
+            except RuntimeError:  # stopped (`stop`): the approval reconciles then
+                logger.info("pause=<%s> | not sealed: sealing has stopped", identity.pause_id)
+                stopped: Future[None] = Future()
+                stopped.set_result(None)
+                return stopped
             self._running[identity.pause_id] = running
         return running
 
@@ -152,6 +158,20 @@ class SealedWork:
             self._remove(pause_id)
             with self._lock:
                 self._discarded.discard(pause_id)
+
+    def stop(self) -> None:
+        """Stop sealing, for a process that is ending: queued seals never run, running ones
+        are interrupted where they are and leave nothing sealed, and the process does not wait
+        for them at exit. An approval after this reconciles as it would without sealing."""
+        with self._lock:
+            running = dict(self._running)
+            self._discarded.update(running)
+            working = list(self._working.values())
+        for con in working:
+            con.interrupt()
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        if running:
+            logger.info("seals=%s | sealing stopped: the process is ending", len(running))
 
     def _run(self, identity: SealIdentity, compute: Compute) -> None:
         pause_id = identity.pause_id

@@ -10,6 +10,7 @@ computes as if nothing had been sealed, so the result is the same either way.
 
 from __future__ import annotations
 
+import logging
 import tempfile
 from dataclasses import dataclass
 from datetime import datetime
@@ -19,6 +20,8 @@ from agent.casefiles import Finding, SealIdentity, Summary
 from agent.identity import input_identity
 from agent.ports import StoredBlob
 from agent.runtime.context import BoundContext, InvestigationContext
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -55,8 +58,12 @@ def reconciled(context: InvestigationContext, bound: BoundContext, examples: int
                     return Reconciled(
                         stored, sealed.summary, sealed.examples, sealed.exported, sealed.sealed_at
                     )
-        except OSError:  # removed meanwhile (another worker, a sweep): reconcile now
-            pass
+        except OSError as error:  # removed meanwhile (another worker, a sweep): reconcile now
+            logger.info(
+                "pause=<%s> error=<%s> | the sealed result could not be read; reconciling now",
+                bound.pause_id,
+                type(error).__name__,
+            )
         finally:
             context.case_files.discard_sealed([bound.pause_id])
     with tempfile.TemporaryDirectory(dir=context.workdir) as folder:

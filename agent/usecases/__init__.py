@@ -30,6 +30,13 @@ class UseCases:
     recovery: Recovery
     queries: Queries
 
+    def close(self) -> None:
+        """Stop the background work on the cases' files (a request's sealed reconciliation),
+        for a process that is ending: it does not wait for work whose result it would never
+        publish. Pending requests are untouched; their approval reconciles then."""
+        if "files" in vars(self.deps):  # the door was opened: it may be working
+            self.deps.files.close()
+
 
 def build_use_cases(deps: Dependencies) -> UseCases:
     """The use cases over `deps`, sharing one agent runtime and one resumed phase."""

@@ -162,7 +162,10 @@ def investigate_files(
     request = started.request
     assert request is not None
     printer.request(request)
-    return _decision_loop(service, printer, request, user)
+    try:
+        return _decision_loop(service, printer, request, user)
+    finally:
+        service.close()  # a request left pending: its seal is not waited for at exit
 
 
 def decide_later(request: ApprovalRequest) -> str:
@@ -299,6 +302,8 @@ def _decide(args: argparse.Namespace) -> int:
     except ApprovalRefusedError as error:
         printer.refusal(error)
         return EXIT_REFUSED
+    finally:
+        service.close()  # an edit's new request left pending: its seal is not waited for
 
 
 def _status(args: argparse.Namespace) -> int:
