@@ -25,7 +25,7 @@ import duckdb
 from cachetools import TTLCache
 
 from agent.data.normalize.report import ValidationReport
-from agent.data.schema import Role
+from agent.data.schema import DatasetMapping, Role
 
 logger = logging.getLogger(__name__)
 
@@ -41,6 +41,9 @@ class KeptWorkspace:
     checked: dict[Role, tuple[str, ValidationReport]] = field(default_factory=dict)
     keyed: dict[Role, str] = field(default_factory=dict)
     """By role, the id reading its table's join keys were read under (`id_keys`)."""
+    parts: dict[Role, DatasetMapping] = field(default_factory=dict)
+    """By role, the part of the mapping its table was loaded under (with `loaded`'s key): what
+    an edit compares its own part with, to read again only the columns it changed."""
     texts: dict[Role, str] = field(default_factory=dict)
     """By role, the columns (`Columns.parquet`'s name: the bytes and their reading) whose
     every column the workspace keeps as text (`load.text_table`), from the file's first read."""

@@ -20,7 +20,16 @@ from agent.errors import UnknownColumnError
 
 
 def select_list(role: Role, layout: CsvLayout, mapping: DatasetMapping) -> str:
-    """The SELECT list that reads `role`'s schema fields from the file's positional columns.
+    """The SELECT list that reads `role`'s schema fields from the file's positional columns
+    (`select_columns`, each as `expression AS name`)."""
+    return ", ".join(
+        f"{expression} AS {name}" for name, expression in select_columns(role, layout, mapping)
+    )
+
+
+def select_columns(role: Role, layout: CsvLayout, mapping: DatasetMapping) -> list[tuple[str, str]]:
+    """The columns, as (name, expression) in order, that read `role`'s schema fields from the
+    file's positional columns.
 
     Each mapped field is parsed as its kind says (amounts, timestamps, currency codes, status
     words); an unmapped one is NULL of its type. Beside every amount and timestamp,
@@ -30,7 +39,7 @@ def select_list(role: Role, layout: CsvLayout, mapping: DatasetMapping) -> str:
     UnknownColumnError for a mapped column the file lacks.
     """
     columns = {name: f"c{i}" for i, name in enumerate(layout.columns)}
-    parts: list[str] = []
+    parts: list[tuple[str, str]] = []
     currency = _row_currency(mapping, columns)
     for spec in SCHEMA[role]:
         source = mapping.columns.get(spec.name)
@@ -43,9 +52,9 @@ def select_list(role: Role, layout: CsvLayout, mapping: DatasetMapping) -> str:
             continue
         if source is None:
             kind = {"amount": SQL_DECIMAL, "timestamp": "TIMESTAMPTZ"}.get(spec.kind, "VARCHAR")
-            parts.append(f"NULL::{kind} AS {spec.name}")
+            parts.append((spec.name, f"NULL::{kind}"))
             if spec.kind in ("amount", "timestamp"):
-                parts.append(f"false AS {spec.name}_filled")
+                parts.append((f"{spec.name}_filled", "false"))
             continue
         column = columns[source]
         # Each kind trims where it matters: a parse expression reads the raw cell itself.
@@ -53,8 +62,8 @@ def select_list(role: Role, layout: CsvLayout, mapping: DatasetMapping) -> str:
         if spec.kind == "amount":
             reading = mapping.options.amounts.get(spec.name)
             fmt = NumberFormat(reading.decimal, reading.thousands) if reading else NumberFormat()
-            parts.append(f"{text} IS NOT NULL AS {spec.name}_filled")
-            parts.append(f"{sql_amount(column, fmt, currency)} AS {spec.name}")
+            parts.append((f"{spec.name}_filled", f"{text} IS NOT NULL"))
+            parts.append((spec.name, sql_amount(column, fmt, currency)))
         elif spec.kind == "timestamp":
             stamp = mapping.options.timestamps.get(spec.name)
             if stamp is not None and stamp.time_column is not None:
@@ -62,28 +71,28 @@ def select_list(role: Role, layout: CsvLayout, mapping: DatasetMapping) -> str:
                 time = _column_of(layout, columns, stamp.time_column, "time_column")
                 column = f"concat_ws(' ', {text}, NULLIF({sql_trim(time)}, ''))"
                 text = f"NULLIF({column}, '')"
-            parts.append(f"{text} IS NOT NULL AS {spec.name}_filled")
+            parts.append((f"{spec.name}_filled", f"{text} IS NOT NULL"))
             if stamp is None:
-                parts.append(f"NULL::TIMESTAMPTZ AS {spec.name}")
+                parts.append((spec.name, "NULL::TIMESTAMPTZ"))
             elif stamp.zone_column is not None or stamp.pattern.endswith(ZONE_SUFFIX):
                 # Each row's zone is in another column or after its time: read the local time
                 # here, and let `apply_zones` make it a point in time once the zones are known.
                 local, zone = _local_and_zone(layout, columns, column, stamp)
-                parts.append(f"{local} AS {spec.name}_local")
-                parts.append(f"{zone} AS {spec.name}_zone")
-                parts.append(f"NULL::TIMESTAMPTZ AS {spec.name}")
+                parts.append((f"{spec.name}_local", local))
+                parts.append((f"{spec.name}_zone", zone))
+                parts.append((spec.name, "NULL::TIMESTAMPTZ"))
             else:
                 stamp_format = TimestampFormat(stamp.pattern, stamp.timezone)
-                parts.append(f"{sql_timestamp(column, stamp_format)} AS {spec.name}")
+                parts.append((spec.name, sql_timestamp(column, stamp_format)))
         elif spec.kind == "currency":
-            parts.append(f"upper({text}) AS {spec.name}")
+            parts.append((spec.name, f"upper({text})"))
         elif spec.kind == "status":
-            parts.append(f"{sql_word(column)} AS {spec.name}")
+            parts.append((spec.name, sql_word(column)))
         else:
-            parts.append(f"{text} AS {spec.name}")
+            parts.append((spec.name, text))
     if role is Role.PAYMENTS:
-        parts.append(f"{_row_kind_sql(layout, mapping, columns)} AS row_kind")
-    return ", ".join(parts)
+        parts.append(("row_kind", _row_kind_sql(layout, mapping, columns)))
+    return parts
 
 
 def _local_and_zone(
@@ -190,10 +199,14 @@ def derived_columns(role: Role, mapping: DatasetMapping) -> str:
     Only per-row expressions: anything that DuckDB plans as a join (a long IN list, a lookup
     table) would give up file order, and with it the row numbers of the evidence.
     """
+    return ", ".join(f"{expression} AS {name}" for name, expression in derived_pairs(role, mapping))
+
+
+def derived_pairs(role: Role, mapping: DatasetMapping) -> list[tuple[str, str]]:
+    """`derived_columns` as (name, expression) in order: the currency code, then the keys."""
     default = _default_currency_sql(mapping)
     code = "currency" if default is None else f"coalesce(currency, {default})"
-    keys = key_columns(role, mapping)
-    return ", ".join([f"{code} AS currency_code", *(f"{e} AS {n}" for n, e in keys.items())])
+    return [("currency_code", code), *key_columns(role, mapping).items()]
 
 
 def key_columns(role: Role, mapping: DatasetMapping) -> dict[str, str]:

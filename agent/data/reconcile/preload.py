@@ -293,7 +293,9 @@ def _read_both(
         if not failures:
             files, loads = load_keys(columns, mapping)
             keyed = id_keys(mapping)
-            kept.keep(files, KeptWorkspace(con, dict(loads), dict(checked), keyed, dict(texts)))
+            parts = {role: mapping.for_role(role) for role in Role}
+            workspace = KeptWorkspace(con, dict(loads), dict(checked), keyed, parts, dict(texts))
+            kept.keep(files, workspace)
     except BaseException as error:
         logger.warning("error=<%s> | first read of a case stopped", type(error).__name__)
         for role in claims:

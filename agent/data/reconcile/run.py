@@ -25,6 +25,7 @@ from agent.data.normalize.codes import Code
 from agent.data.normalize.columns import select_list
 from agent.data.normalize.load import Files, parse_both, rekey, text_table
 from agent.data.normalize.memo import ValidationMemo, memo_key
+from agent.data.normalize.reload import reload_changed
 from agent.data.notes import note
 from agent.data.policy import Policy
 from agent.data.reconcile.engine import run_engine
@@ -32,7 +33,7 @@ from agent.data.reconcile.keys import id_keys, join_fields, load_keys, validatio
 from agent.data.reconcile.preload import one_step_cache, read_once
 from agent.data.reconcile.reconciliation import Reconciliation
 from agent.data.reconcile.runner import connect
-from agent.data.schema import Mapping, Role
+from agent.data.schema import DatasetMapping, Mapping, Role
 
 
 @contextmanager
@@ -127,6 +128,7 @@ def validate_columns(
     case = (kept.take(files) if kept is not None else None) or KeptWorkspace(con)
     con = case.con
     missing = tuple(role for role in needed if case.loaded.get(role) != loads[role])
+    before = {role: case.parts.pop(role) for role in missing if role in case.parts}
     for role in missing:  # replaced below: until it is loaded, the table is none of these
         case.loaded.pop(role, None)
         case.checked.pop(role, None)
@@ -136,8 +138,10 @@ def validate_columns(
             reports[role] = made[1]
             if memo is not None:
                 memo.remember(role_keys[role], made[1])
-    load_both(con, from_text(case, columns), mapping, roles=missing)
-    _keyed(case, mapping, needed, missing)
+    texts = from_text(case, columns)
+    rekeyed = reload_in_place(con, texts, before, mapping)
+    load_both(con, texts, mapping, roles=tuple(r for r in missing if r not in rekeyed))
+    _keyed(case, mapping, needed, tuple(r for r in missing if rekeyed.get(r, True)))
     # The gates read the loaded tables beside the files' own checks (both only read them).
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="gates") as beside:
         gating = (
@@ -165,6 +169,7 @@ def validate_columns(
     if kept is not None:
         for role in missing:  # kept for the next validation and the reconciliation
             case.loaded[role] = loads[role]
+            case.parts[role] = mapping.for_role(role)
         kept.keep(files, case)
     return report
 
@@ -200,6 +205,26 @@ def beside_kept(
     if case is None or catalog is None or not case.texts:
         return columns, None
     return from_text(case, columns, catalog), case
+
+
+def reload_in_place(
+    con: duckdb.DuckDBPyConnection,
+    columns: dict[Role, Columns],
+    before: dict[Role, DatasetMapping],
+    mapping: Mapping,
+) -> dict[Role, bool]:
+    """The tables loaded under `before` from kept text brought to `mapping` in place, reading
+    again only the columns it changed (`reload.reload_changed`), each on its own connection:
+    by role, whether its join keys were read again. A role left out is loaded whole."""
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="reload") as pool:
+        found = {
+            role: pool.submit(
+                reload_changed, cursor(con), role, columns[role], part, mapping.for_role(role)
+            )
+            for role, part in before.items()
+        }
+        done = {role: future.result() for role, future in found.items()}
+    return {role: keys for role, keys in done.items() if keys is not None}
 
 
 def _keyed(
