@@ -236,7 +236,10 @@ class CaseFiles:
         with tempfile.TemporaryDirectory(dir=self.workdir) as folder:
             job = self.reconcile(files, mapping, policy, export, Path(folder), beside)
             run = job.reconciliation
-            return job.exported, run.summary(), run.examples(examples), job.digests
+            try:
+                return job.exported, run.summary(), run.examples(examples), job.digests
+            finally:
+                run.release()  # a workspace it borrowed goes back to the edits
 
     def take_sealed(self, identity: SealIdentity) -> SealedOutcome | None:
         """The reconciliation sealed under exactly `identity`, for the approved request's

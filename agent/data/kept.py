@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from dataclasses import dataclass, field
 from datetime import timedelta
 
@@ -28,6 +29,11 @@ from agent.data.normalize.report import ValidationReport
 from agent.data.schema import DatasetMapping, Role
 
 logger = logging.getLogger(__name__)
+
+
+LENT_WAIT_SECONDS = 60.0
+"""How long a step waits for a lent workspace (its borrower was told to stop) before it loads
+the files again instead."""
 
 
 @dataclass
@@ -69,14 +75,44 @@ class KeptTables:
         self.max_kept = max_kept
         self.max_age = max_age
         self._lock = threading.Lock()
+        self._returned = threading.Condition(self._lock)
         self._kept = _Workspaces(maxsize=max(max_kept, 0), ttl=max_age.total_seconds())
+        self._lent: set[str] = set()
 
-    def take(self, files: str) -> KeptWorkspace | None:
+    def take(self, files: str, *, wait: float = LENT_WAIT_SECONDS) -> KeptWorkspace | None:
         """The workspace kept for `files` (removed from here: one step uses it at a time), or
-        None when there is none or it is older than `max_age`."""
+        None when there is none or it is older than `max_age`. A workspace lent out (`lend`)
+        is waited for, at most `wait` seconds: the step that borrowed it was told to stop."""
+        deadline = time.monotonic() + wait
         with self._lock:
+            while files in self._lent and (left := deadline - time.monotonic()) > 0:
+                self._returned.wait(left)
+            if files in self._lent:
+                logger.warning("files=<%s> | a lent workspace was not given back", files[:24])
+                return None
             self._kept.expire()
             return self._kept.pop(files, None)
+
+    def lend(self, files: str) -> KeptWorkspace | None:
+        """The workspace kept for `files`, lent to a step that reads its tables and changes
+        none of them (a reconciliation sealed while its request waits): until it is given back
+        (`give_back`), a step that takes it waits. None when none is kept (or one is lent)."""
+        with self._lock:
+            self._kept.expire()
+            if files in self._lent:
+                return None
+            found = self._kept.pop(files, None)
+            if found is not None:
+                self._lent.add(files)
+            return found
+
+    def give_back(self, files: str, workspace: KeptWorkspace) -> None:
+        """Return a workspace `lend` gave, as it was lent, to the steps waiting for it."""
+        with self._lock:
+            self._lent.discard(files)
+            if self.max_kept > 0:
+                self._kept[files] = workspace
+            self._returned.notify_all()
 
     def peek(self, files: str) -> KeptWorkspace | None:
         """The workspace kept for `files`, left kept (for a step that only reads its text

@@ -19,7 +19,12 @@ from agent.data.normalize.load import Files
 from agent.data.policy import Policy
 from agent.data.reconcile import Reconciliation
 from agent.data.reconcile.preload import read_once
-from agent.data.reconcile.run import beside_kept, file_columns, reconcile_columns
+from agent.data.reconcile.run import (
+    beside_kept,
+    file_columns,
+    reconcile_columns,
+    reconcile_lent,
+)
 from agent.data.schema import Mapping, Role
 
 
@@ -57,9 +62,12 @@ def run_job(
     parsed into Parquet and loaded from there: the files are hashed first (the read is claimed
     under their digests) and then read; the digests returned are still those of the bytes
     the read parsed. With `kept`, a validation's tables kept for these files are used, not
-    loaded again; with `beside` too, the job runs in a workspace of its own (`con`, given to be
-    interrupted), its tables made from the text kept, which stays kept for the steps after; it
-    raises TextNotKeptError, reading nothing, when no text is kept for a file.
+    loaded again; with `beside` too, the job runs on `con` (given to be interrupted) without
+    taking the kept tables from the steps after: in the kept workspace, borrowed, when its
+    tables are exactly this mapping's (nothing is loaded or changed; it goes back when the
+    result is released, `Reconciliation.release`), else in a workspace of its own whose tables
+    are made from the text kept; it raises TextNotKeptError, reading nothing, when neither is
+    kept.
     """
     if cache is not None:
         return _run_job(
@@ -84,7 +92,14 @@ def _run_job(
     with file_columns(files, mapping, cache=cache, workdir=workdir) as columns:
         digests = {role: columns[role].digest for role in Role}
         held = None
-        if beside and kept is not None:
+        if beside and kept is not None and con is not None:
+            lent = reconcile_lent(columns, mapping, policy, kept, con)
+            if lent is not None:  # the validated tables, read where they are
+                try:
+                    return JobResult(lent, digests, lent.export_csv(export_to))
+                except BaseException:
+                    lent.release()
+                    raise
             columns, held = beside_kept(columns, mapping, kept)
             if any(found.table is None for found in columns.values()):
                 raise TextNotKeptError

@@ -29,16 +29,23 @@ from agent.data.schema import Mapping
 ENGINE_SCRIPTS = ("setup", "row_kinds", "matching", "findings")
 
 
-def run_engine(con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy) -> None:
+def run_engine(
+    con: duckdb.DuckDBPyConnection, mapping: Mapping, policy: Policy, *, keep_inputs: bool = False
+) -> None:
     """Build the `findings` table from the loaded `orders_rows` and `payments_rows` tables.
 
     Each unit gets at most one category, the first that applies in `FINDING_CATEGORIES`, with
-    the policy's values bound as parameters (never written into the SQL).
+    the policy's values bound as parameters (never written into the SQL). Once the row kinds
+    are made, the loaded tables' parsed columns are dropped for memory (`release_inputs`),
+    unless `keep_inputs`: the tables are then left exactly as they were loaded, for the steps
+    that read them again (an edit after a reconciliation sealed while its request waits).
     """
     define_readings(con, mapping)
     params = engine_parameters(mapping, policy)
     for script in ENGINE_SCRIPTS:
         run_sql(con, script, params)
+        if script == "row_kinds" and not keep_inputs:
+            run_sql(con, "release_inputs", params)
 
 
 def engine_parameters(mapping: Mapping, policy: Policy) -> dict[str, Any]:

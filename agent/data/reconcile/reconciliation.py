@@ -6,6 +6,7 @@ Findings stay in DuckDB (table `findings`) so that a million-row run costs no Py
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
@@ -35,6 +36,9 @@ class Reconciliation:
         self.policy = policy
         self.ledger = ledger
         self.holds: object = None
+        self.release: Callable[[], None] = _nothing
+        """Called once whoever reads this reconciliation is done with it (`reconcile_lent`:
+        the borrowed workspace goes back)."""
         """What it read from and must keep alive while it is read (`run.beside_kept`)."""
 
     def summary(self) -> Summary:
@@ -73,3 +77,7 @@ class Reconciliation:
         runs them as formulas (a leading `= + - @`, tab or carriage return gets a `'`).
         """
         return write_exceptions_csv(self._con, path)
+
+
+def _nothing() -> None:
+    """Nothing to release."""

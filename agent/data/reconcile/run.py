@@ -6,6 +6,7 @@ only the first time any step reads it), else parse the files for this step alone
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -34,6 +35,8 @@ from agent.data.reconcile.preload import one_step_cache, read_once
 from agent.data.reconcile.reconciliation import Reconciliation
 from agent.data.reconcile.runner import connect
 from agent.data.schema import DatasetMapping, Mapping, Role
+
+logger = logging.getLogger(__name__)
 
 
 @contextmanager
@@ -280,7 +283,74 @@ def reconcile_columns(
     missing = tuple(role for role in Role if case.loaded.get(role) != loads[role])
     load_both(con, from_text(case, columns), mapping, roles=missing)
     _keyed(case, mapping, tuple(Role), missing)
-    run_engine(con, mapping, policy)
+    return _reconciled(con, columns, mapping, policy)
+
+
+def reconcile_lent(
+    columns: dict[Role, Columns],
+    mapping: Mapping,
+    policy: Policy,
+    kept: KeptTables,
+    con: duckdb.DuckDBPyConnection,
+) -> Reconciliation | None:
+    """`reconcile_columns` in the workspace kept for these files, borrowed (`KeptTables.lend`)
+    while its tables are those `mapping` loads (their join keys read again in place if need
+    be, as any step does: `rekey`), and read without changing them otherwise: for a
+    reconciliation sealed while its request waits, which then loads nothing. `con` (given to
+    be interrupted) runs it there. The workspace goes back, as it was, when the result's
+    reader releases it (`Reconciliation.release`), or at once if this fails. None when no
+    such workspace is kept, or its files were too large to keep as text (keeping every parsed
+    column through the reconciliation would spill): the caller reconciles another way."""
+    files, loads = load_keys(columns, mapping)
+    case = kept.lend(files)
+    if case is None:
+        logger.info("| no kept tables to borrow: not reconciled where they are")
+        return None
+    keyings = id_keys(mapping)
+    catalog = workspace_name(case.con)
+    if catalog is None or any(
+        case.loaded.get(role) != loads[role]
+        or role not in case.texts  # too large to keep as text: the engine must drop columns
+        for role in Role
+    ):
+        kept.give_back(files, case)
+        logger.info("| the kept tables are not this mapping's: not reconciled where they are")
+        return None
+    own = {row[0] for row in case.con.execute(_TABLES, [catalog]).fetchall()}
+
+    def give_back() -> None:
+        for (name,) in case.con.execute(_TABLES, [catalog]).fetchall():
+            if name not in own:  # what the reconciliation made: its memory goes back
+                case.con.execute(f"DROP TABLE IF EXISTS {name}")
+        kept.give_back(files, case)
+
+    try:
+        con.execute(f"USE {catalog}")
+        for role in Role:  # keys read under another id reading (a validation remembered)
+            if case.keyed.get(role) != keyings[role]:
+                rekey(con, role, mapping.for_role(role))
+                case.keyed[role] = keyings[role]
+        run = _reconciled(con, columns, mapping, policy, keep_inputs=True)
+    except BaseException:
+        give_back()
+        raise
+    run.release = give_back
+    return run
+
+
+_TABLES = "SELECT table_name FROM duckdb_tables() WHERE database_name = ? AND schema_name = 'main'"
+
+
+def _reconciled(
+    con: duckdb.DuckDBPyConnection,
+    columns: dict[Role, Columns],
+    mapping: Mapping,
+    policy: Policy,
+    *,
+    keep_inputs: bool = False,
+) -> Reconciliation:
+    """The engine, the row ledger and its accounts on the loaded tables of `con`."""
+    run_engine(con, mapping, policy, keep_inputs=keep_inputs)
     build_ledger_rows(con)
     names = {role: columns[role].layout.file_name for role in Role}
     ledger = []
