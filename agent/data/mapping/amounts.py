@@ -9,6 +9,7 @@ currency's exponent) times the other's for the same orders, that file is in mino
 from __future__ import annotations
 
 import statistics
+from typing import cast
 
 from agent.data.currency import CURRENCY_EXPONENTS
 from agent.data.formats import NumberFormat
@@ -171,6 +172,21 @@ def matched_amounts(
     o_fmt = NumberFormat(o_reading.decimal, o_reading.thousands)
     p_fmt = NumberFormat(p_reading.decimal, p_reading.thousands)
     o_sample, p_sample = samples[Role.ORDERS], samples[Role.PAYMENTS]
+    key = ("matched_amounts", p_sample, *columns.values(), o_fmt, p_fmt)
+    found = o_sample.derived.get(key)
+    if found is None:  # the same columns, read the same way, match the same rows
+        found = o_sample.derived[key] = _matched(o_sample, p_sample, columns, o_fmt, p_fmt)
+    return cast(tuple[list[float], list[float], list[int]], found)
+
+
+def _matched(
+    o_sample: SampleColumns,
+    p_sample: SampleColumns,
+    columns: dict[str, str | None],
+    o_fmt: NumberFormat,
+    p_fmt: NumberFormat,
+) -> tuple[list[float], list[float], list[int]]:
+    """`matched_amounts` worked out."""
     totals = o_sample.amounts(str(columns["amount"]), o_fmt)
     currencies = o_sample.values(str(columns["ccy"]))
     exponents = {v: CURRENCY_EXPONENTS.get(v.strip().upper()) for v in set(currencies)}

@@ -36,6 +36,9 @@ class SampleColumns:
         self._keys: dict[str, list[str]] = {}
         self._references: dict[str, References] = {}
         self._normals: dict[str, dict[str, str]] = {}
+        self.derived: dict[tuple[object, ...], object] = {}
+        """What pure functions of this sample (and the objects named in the key) worked out,
+        by the function's name and its arguments: an edit's inference reads it back."""
 
     def by_column(self) -> list[Sequence[str]]:
         """The sampled values of every column, in header order (each column in row order)."""

@@ -49,6 +49,8 @@ class Evidence:
     successful: bool
     budget: Budget
     columns: SampleColumns = field(repr=False)
+    filled: dict[str, bool] = field(default_factory=dict, init=False, repr=False, compare=False)
+    """By column, whether it holds a value on the compared rows (`ambiguity`), once each."""
 
     @classmethod
     def of(

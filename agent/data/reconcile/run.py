@@ -144,7 +144,10 @@ def validate_columns(
     texts = from_text(case, columns)
     rekeyed = reload_in_place(con, texts, before, mapping)
     load_both(con, texts, mapping, roles=tuple(r for r in missing if r not in rekeyed))
-    _keyed(case, mapping, needed, tuple(r for r in missing if rekeyed.get(r, True)))
+    # Only the gates read the join keys: with theirs remembered, a kept table's keys are read
+    # again when a step does need them (the reconciliation), not here.
+    keyed = needed if gates is None else ()
+    _keyed(case, mapping, keyed, tuple(r for r in missing if rekeyed.get(r, True)))
     # The gates read the loaded tables beside the files' own checks (both only read them).
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="gates") as beside:
         gating = (
@@ -234,9 +237,12 @@ def _keyed(
     case: KeptWorkspace, mapping: Mapping, needed: tuple[Role, ...], loaded: tuple[Role, ...]
 ) -> None:
     """The join keys of the tables `needed` read under `mapping`'s id reading: those just
-    `loaded` are; a kept table read under another id reading has its keys read again in place
-    (`rekey`), which costs a pass over one column instead of a second read of the file."""
+    `loaded` are (and are said to be, needed or not); a kept table read under another id
+    reading has its keys read again in place (`rekey`), which costs a pass over one column
+    instead of a second read of the file."""
     keyings = id_keys(mapping)
+    for role in loaded:
+        case.keyed[role] = keyings[role]
     for role in needed:
         if role not in loaded and case.keyed.get(role) != keyings[role]:
             rekey(case.con, role, mapping.for_role(role))
