@@ -116,12 +116,13 @@ def _filled_where_paid(found: list[Scored], evidence: Evidence) -> list[Scored]:
 
 def _filled(column: str, evidence: Evidence) -> bool:
     """Whether `column` holds a value on more than a tenth of the compared rows."""
-    found = evidence.filled.get(column)
-    if found is None:  # the same rows of the same column: worked out once per evidence
+    key = ("filled", column, evidence.compared_rows)
+    found = evidence.columns.derived.get(key)
+    if found is None:  # the same rows of the same column: worked out once per sample
         values = evidence.columns.values(column)
         filled = sum(1 for i in evidence.rows if values[i].strip())
-        found = evidence.filled[column] = filled > (1 - _EMPTY_SHARE) * len(evidence.rows)
-    return found
+        found = evidence.columns.derived[key] = filled > (1 - _EMPTY_SHARE) * len(evidence.rows)
+    return bool(found)
 
 
 def _not_compared(

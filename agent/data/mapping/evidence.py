@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
+from functools import cached_property
 
 from agent.data.ingest import CsvSample
 from agent.data.mapping.bounds import COMPARED_CANDIDATES, Budget
@@ -49,8 +50,11 @@ class Evidence:
     successful: bool
     budget: Budget
     columns: SampleColumns = field(repr=False)
-    filled: dict[str, bool] = field(default_factory=dict, init=False, repr=False, compare=False)
-    """By column, whether it holds a value on the compared rows (`ambiguity`), once each."""
+
+    @cached_property
+    def compared_rows(self) -> tuple[int, ...]:
+        """`rows` as a key: what is worked out on them is kept by the sample (`derived`)."""
+        return tuple(self.rows)
 
     @classmethod
     def of(

@@ -49,6 +49,11 @@ def _payment_ids(mapping: Mapping) -> Mapping:
     return _payments(mapping, options=options)
 
 
+def _payment_default_currency(mapping: Mapping) -> Mapping:
+    options = mapping.payments.options.model_copy(update={"default_currency": "EUR"})
+    return _payments(mapping, options=options)
+
+
 EDITS: dict[str, tuple[Callable[[Mapping], Mapping], bool]] = {
     "a payments amount column": (
         lambda m: _payment_columns(m, captured_amount="Amount Refunded"),
@@ -58,6 +63,7 @@ EDITS: dict[str, tuple[Callable[[Mapping], Mapping], bool]] = {
     "the payments' order id column": (lambda m: _payment_columns(m, order_id="Description"), True),
     "the orders' status column": (lambda m: with_orders(m, order_status="Currency"), True),
     "the payments' id reading": (_payment_ids, True),
+    "the payments' default currency": (_payment_default_currency, True),
     # UTC times read as naive ones, Paris times as points in time: the column's type changes,
     # so only a whole load gives the table a whole load gives.
     "the zone of the payments' times": (_payment_zone, False),
