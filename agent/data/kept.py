@@ -10,7 +10,9 @@ load only the tables whose key differs, and run in it.
 
 Nothing here is needed for a correct result: a workspace that was not kept (another process, a
 restart, evicted for room) only means loading again. A kept workspace is taken by one step at a
-time (taking removes it), and at most `max_kept` are held, each at most `max_age`: DuckDB keeps
+time (taking removes it), or lent to a step that changes none of its tables (a sealed
+reconciliation; a step that takes it meanwhile waits for it to be given back), and at most
+`max_kept` are held, each at most `max_age`: DuckDB keeps
 their tables within the process's one memory limit, spilling to disk what does not fit.
 """
 
