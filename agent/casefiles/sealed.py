@@ -80,6 +80,13 @@ Compute = Callable[[Path], Sealed]
 """Reconcile into the exceptions CSV at the path given."""
 
 
+INTERRUPT_EVERY = 0.02
+"""Seconds between two interrupts of a seal that must stop (`SealedWork._interrupt`)."""
+
+INTERRUPT_FOR = 60.0
+"""Seconds a seal that must stop is interrupted for, at most (it stops at its next statement)."""
+
+
 class SealedWork:
     """The sealed reconciliations of this process, one folder each under `folder`."""
 
@@ -114,7 +121,7 @@ class SealedWork:
             self._working[pause_id] = con
             discarded = pause_id in self._discarded
         if discarded:
-            con.interrupt()
+            self._interrupt(pause_id)
 
     def take(self, identity: SealIdentity) -> SealedOutcome | None:
         """The outcome sealed under exactly `identity` (waiting for it when it is still being
@@ -150,10 +157,7 @@ class SealedWork:
                 self._running.pop(pause_id, None)
                 self._discarded.discard(pause_id)
         elif running is not None and not running.done():  # running: stopped where it is
-            with self._lock:
-                con = self._working.get(pause_id)
-            if con is not None:
-                con.interrupt()
+            self._interrupt(pause_id)
         elif running is None or running.done():
             self._remove(pause_id)
             with self._lock:
@@ -166,12 +170,29 @@ class SealedWork:
         with self._lock:
             running = dict(self._running)
             self._discarded.update(running)
-            working = list(self._working.values())
-        for con in working:
-            con.interrupt()
         self._pool.shutdown(wait=False, cancel_futures=True)
+        for pause_id in running:
+            self._interrupt(pause_id)
         if running:
             logger.info("seals=%s | sealing stopped: the process is ending", len(running))
+
+    def _interrupt(self, pause_id: str) -> None:
+        """Interrupt the seal of `pause_id` until it ends: DuckDB drops an interrupt that comes
+        between two statements, so it is said again, every INTERRUPT_EVERY seconds, on its
+        own thread, for at most INTERRUPT_FOR seconds."""
+
+        def keep_interrupting() -> None:
+            for _ in range(int(INTERRUPT_FOR / INTERRUPT_EVERY)):
+                with self._lock:
+                    running = self._running.get(pause_id)
+                    con = self._working.get(pause_id)
+                if running is None or running.done():
+                    return
+                if con is not None:
+                    con.interrupt()
+                time.sleep(INTERRUPT_EVERY)
+
+        threading.Thread(target=keep_interrupting, name="unseal", daemon=True).start()
 
     def _run(self, identity: SealIdentity, compute: Compute) -> None:
         pause_id = identity.pause_id

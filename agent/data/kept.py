@@ -109,10 +109,11 @@ class KeptTables:
             return found
 
     def give_back(self, files: str, workspace: KeptWorkspace) -> None:
-        """Return a workspace `lend` gave, as it was lent, to the steps waiting for it."""
+        """Return a workspace `lend` gave, as it was lent, to the steps waiting for it (unless
+        a step that stopped waiting kept a newer one meanwhile: that one stays)."""
         with self._lock:
             self._lent.discard(files)
-            if self.max_kept > 0:
+            if self.max_kept > 0 and files not in self._kept:
                 self._kept[files] = workspace
             self._returned.notify_all()
 

@@ -36,10 +36,10 @@ class Reconciliation:
         self.policy = policy
         self.ledger = ledger
         self.holds: object = None
+        """What it read from and must keep alive while it is read (`run.beside_kept`)."""
         self.release: Callable[[], None] = _nothing
         """Called once whoever reads this reconciliation is done with it (`reconcile_lent`:
         the borrowed workspace goes back)."""
-        """What it read from and must keep alive while it is read (`run.beside_kept`)."""
 
     def summary(self) -> Summary:
         """Counts and amounts per category, and matched totals per currency and side."""

@@ -245,6 +245,7 @@ def _keyed(
         case.keyed[role] = keyings[role]
     for role in needed:
         if role not in loaded and case.keyed.get(role) != keyings[role]:
+            case.keyed.pop(role, None)  # unknown until the keys and the index are read
             rekey(case.con, role, mapping.for_role(role))
         case.keyed[role] = keyings[role]
 
@@ -325,15 +326,18 @@ def reconcile_lent(
     own = {row[0] for row in case.con.execute(_TABLES, [catalog]).fetchall()}
 
     def give_back() -> None:
-        for (name,) in case.con.execute(_TABLES, [catalog]).fetchall():
-            if name not in own:  # what the reconciliation made: its memory goes back
-                case.con.execute(f"DROP TABLE IF EXISTS {name}")
-        kept.give_back(files, case)
+        try:
+            for (name,) in case.con.execute(_TABLES, [catalog]).fetchall():
+                if name not in own:  # what the reconciliation made: its memory goes back
+                    case.con.execute(f"DROP TABLE IF EXISTS {name}")
+        finally:
+            kept.give_back(files, case)
 
     try:
         con.execute(f"USE {catalog}")
         for role in Role:  # keys read under another id reading (a validation remembered)
             if case.keyed.get(role) != keyings[role]:
+                case.keyed.pop(role, None)  # unknown until the keys and the index are read
                 rekey(con, role, mapping.for_role(role))
                 case.keyed[role] = keyings[role]
         run = _reconciled(con, columns, mapping, policy, keep_inputs=True)

@@ -58,3 +58,27 @@ def test_nothing_is_sealed_after_stopping(tmp_path: Path) -> None:
     assert late.done()
     assert work.take(_identity("PAUSE-LATE")) is None
     assert not (tmp_path / "sealed" / "PAUSE-LATE").exists()
+
+
+def test_a_discard_between_two_statements_still_stops_the_seal(tmp_path: Path) -> None:
+    """DuckDB drops an interrupt that comes while no statement runs: the seal is interrupted
+    again until it ends, so the statement after the discard is stopped too."""
+    work = SealedWork(tmp_path / "sealed", max_age=timedelta(hours=1))
+    between, discarded = threading.Event(), threading.Event()
+
+    def compute(export: Path) -> Sealed:
+        con = duckdb.connect()
+        work.working("PAUSE-BETWEEN", con)
+        between.set()
+        assert discarded.wait(10)  # the discard comes now, while no statement runs
+        con.execute("SELECT sum(i * i) FROM range(20_000_000_000) t(i)").fetchall()
+        raise AssertionError("the computation was not interrupted")
+
+    running = work.seal(_identity("PAUSE-BETWEEN"), compute)
+    assert between.wait(10)
+    work.discard("PAUSE-BETWEEN")
+    discarded.set()
+
+    running.result(timeout=20)
+    assert work.take(_identity("PAUSE-BETWEEN")) is None
+    assert not (tmp_path / "sealed" / "PAUSE-BETWEEN").exists()
