@@ -66,7 +66,9 @@ def dataset_proposal(
     options = reading_from_answers(role, options, choices, sample, answers, clarifications)
     notes = [n for n in notes if not _answered_note(n, answers)]
     if role is Role.PAYMENTS:
-        kinds = row_kinds(sample, choices, answers, notes, vocabulary, by_name)
+        kinds = row_kinds(
+            sample, choices, answers, notes, vocabulary, by_name, evidence.columns.derived
+        )
         if kinds is not None:
             options = options.model_copy(update={"kinds": kinds})
     else:

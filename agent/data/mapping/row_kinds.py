@@ -11,6 +11,7 @@ person may name the column (`kinds_column`) and the lists (`kinds_capture`, ...)
 from __future__ import annotations
 
 from collections import Counter
+from typing import cast
 
 from agent.data.ingest import CsvSample
 from agent.data.keys import _first_error
@@ -186,6 +187,24 @@ def _kind_column(
     return partial
 
 
+def _remembered_kind_column(
+    sample: CsvSample,
+    choices: list[FieldChoice],
+    profiles: dict[str, ColumnProfile],
+    vocabulary: Vocabulary,
+    memo: dict[tuple[object, ...], object] | None,
+) -> tuple[str, dict[str, tuple[str, bool]]] | None:
+    """`_kind_column`, kept in `memo` (the sample's `SampleColumns.derived`) under the columns
+    chosen: an edit's inference with the same choices does not look for it again."""
+    if memo is None:
+        return _kind_column(sample, choices, profiles, vocabulary)
+    key = ("kind_column", id(vocabulary), *((c.field, c.column) for c in choices))
+    found = memo.get(key)
+    if not (isinstance(found, tuple) and found[0] is vocabulary):  # the same words, held
+        found = memo[key] = (vocabulary, _kind_column(sample, choices, profiles, vocabulary))
+    return cast(tuple[str, dict[str, tuple[str, bool]]] | None, found[1])
+
+
 def _proposed_lists(
     sample: CsvSample,
     choices: list[FieldChoice],
@@ -193,6 +212,7 @@ def _proposed_lists(
     status: str | None,
     profiles: dict[str, ColumnProfile],
     vocabulary: Vocabulary,
+    memo: dict[tuple[object, ...], object] | None = None,
 ) -> tuple[str | None, dict[str, list[str]]]:
     """The kinds column (a person's `kinds_column`, else the one found) and its values' kinds,
     with `refunded`: the capture values whose state says the capture was refunded."""
@@ -208,7 +228,7 @@ def _proposed_lists(
         classified = _classify(sample, column, choices, vocabulary, status=column == status)
         found = {v: (k, r) for v, (k, r) in classified.items() if k is not None}
     else:
-        kind_column = _kind_column(sample, choices, profiles, vocabulary)
+        kind_column = _remembered_kind_column(sample, choices, profiles, vocabulary, memo)
         if kind_column is not None:
             column, found = kind_column
     for value, (kind, refunded) in found.items():
@@ -251,6 +271,7 @@ def row_kinds(
     notes: list[Note],
     vocabulary: Vocabulary,
     profiles: dict[str, ColumnProfile] | None = None,
+    memo: dict[tuple[object, ...], object] | None = None,
 ) -> RowKinds | None:
     """The row kinds of a payments file: proposed from its values, then a person's answers.
 
@@ -260,7 +281,9 @@ def row_kinds(
     words, for lists that cannot work.
     """
     status = next((c.column for c in choices if c.field == "payment_status"), None)
-    column, lists = _proposed_lists(sample, choices, answers, status, profiles or {}, vocabulary)
+    column, lists = _proposed_lists(
+        sample, choices, answers, status, profiles or {}, vocabulary, memo
+    )
     given = _apply_answered_lists(lists, answers)
     if not any(lists.values()):
         return None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from decimal import Decimal
+from typing import cast
 
 from agent.data.currency import CURRENCY_EXPONENTS
 from agent.data.formats import (
@@ -58,7 +59,10 @@ def decide_separators(
             if parts:
                 continue
             chosen = NumberFormat(reading.decimal, reading.thousands)
-            rival = rival_format(values, chosen)
+            key = ("rival_format", column, chosen)
+            if key not in samples[role].derived:  # the same values: the same rival, once
+                samples[role].derived[key] = rival_format(values, chosen)
+            rival = cast(NumberFormat | None, samples[role].derived[key])
             if rival is None:
                 continue
             # A reading finer than the currency's minor unit is out (`2,200` USD is not 2.200);
