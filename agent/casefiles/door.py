@@ -192,9 +192,10 @@ class CaseFiles:
         """Reconcile the files under an approved `mapping` and `policy`, writing the exceptions
         CSV to `export`; the tables a validation kept for these files are used, not read
         again. The result carries the digests of the bytes read, for the caller to check.
-        `beside`: a workspace of its own to run in (the reconciliation of a request that
-        waits), reading the text the first read kept and leaving the kept tables to the edits
-        that may come meanwhile."""
+        `beside`: a connection to run on that a discard can interrupt (the reconciliation of
+        a request that waits): it borrows the tables the validation kept and leaves them as
+        they were, or, when those are not this mapping's, makes its own from the kept text
+        (`pipeline.run_job`); either way the edits that come meanwhile still find them."""
         return run_job(
             self.sources(files),
             mapping,
@@ -214,7 +215,7 @@ class CaseFiles:
         identity names the version of."""
 
         def compute(export: Path) -> Sealed:
-            con = connect(self.workdir)  # its own workspace, interrupted if it is discarded
+            con = connect(self.workdir)  # the seal's connection, interrupted if discarded
             self.sealed.working(identity.pause_id, con)
             return self.reconcile_and_read(files, mapping, self.policy, export, examples, con)
 

@@ -58,6 +58,10 @@ def reconciled(context: InvestigationContext, bound: BoundContext, examples: int
                     return Reconciled(
                         stored, sealed.summary, sealed.examples, sealed.exported, sealed.sealed_at
                     )
+            logger.warning(
+                "pause=<%s> | the sealed result is not of the approved bytes; reconciling now",
+                bound.pause_id,
+            )
         except OSError as error:  # removed meanwhile (another worker, a sweep): reconcile now
             logger.info(
                 "pause=<%s> error=<%s> | the sealed result could not be read; reconciling now",

@@ -234,11 +234,17 @@ def reload_in_place(
 
 
 def _keyed(
-    case: KeptWorkspace, mapping: Mapping, needed: tuple[Role, ...], loaded: tuple[Role, ...]
+    case: KeptWorkspace,
+    mapping: Mapping,
+    needed: tuple[Role, ...],
+    loaded: tuple[Role, ...],
+    *,
+    con: duckdb.DuckDBPyConnection | None = None,
 ) -> None:
     """The join keys of the tables `needed` read under `mapping`'s id reading: those just
     `loaded` are (and are said to be, needed or not); a kept table read under another id
-    reading has its keys read again in place (`rekey`), which costs a pass over one column
+    reading has its keys read again in place (`rekey`, on `con` when given: a connection to
+    the workspace's catalog that can be interrupted), which costs a pass over one column
     instead of a second read of the file."""
     keyings = id_keys(mapping)
     for role in loaded:
@@ -246,7 +252,7 @@ def _keyed(
     for role in needed:
         if role not in loaded and case.keyed.get(role) != keyings[role]:
             case.keyed.pop(role, None)  # unknown until the keys and the index are read
-            rekey(case.con, role, mapping.for_role(role))
+            rekey(con or case.con, role, mapping.for_role(role))
         case.keyed[role] = keyings[role]
 
 
@@ -313,7 +319,6 @@ def reconcile_lent(
     if case is None:
         logger.info("| no kept tables to borrow: not reconciled where they are")
         return None
-    keyings = id_keys(mapping)
     catalog = workspace_name(case.con)
     if catalog is None or any(
         case.loaded.get(role) != loads[role]
@@ -335,11 +340,7 @@ def reconcile_lent(
 
     try:
         con.execute(f"USE {catalog}")
-        for role in Role:  # keys read under another id reading (a validation remembered)
-            if case.keyed.get(role) != keyings[role]:
-                case.keyed.pop(role, None)  # unknown until the keys and the index are read
-                rekey(con, role, mapping.for_role(role))
-                case.keyed[role] = keyings[role]
+        _keyed(case, mapping, tuple(Role), (), con=con)  # a validation remembered left others
         run = _reconciled(con, columns, mapping, policy, keep_inputs=True)
     except BaseException:
         give_back()
