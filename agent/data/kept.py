@@ -27,6 +27,7 @@ from datetime import timedelta
 import duckdb
 from cachetools import TTLCache
 
+from agent.data.normalize.answers import CheckAnswers
 from agent.data.normalize.report import ValidationReport
 from agent.data.schema import DatasetMapping, Role
 
@@ -55,6 +56,9 @@ class KeptWorkspace:
     texts: dict[Role, str] = field(default_factory=dict)
     """By role, the columns (`Columns.parquet`'s name: the bytes and their reading) whose
     every column the workspace keeps as text (`load.text_table`), from the file's first read."""
+    answers: CheckAnswers = field(default_factory=CheckAnswers)
+    """The answers of the checks made on its tables, for the next validation (an edit) to ask
+    again only those whose columns it read again (`answers`)."""
 
 
 class _Workspaces(TTLCache[str, KeptWorkspace]):

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 import duckdb
 
+from agent.data.normalize.answers import TableAnswers
 from agent.data.normalize.codes import Code
 from agent.data.normalize.columns import kinds_column
 from agent.data.normalize.expressions import sql_words
@@ -33,17 +34,27 @@ Counted = tuple[str, int, list[int]]
 
 
 def counted_values(
-    con: duckdb.DuckDBPyConnection, role: Role, expression: str, where: str = "true"
+    con: duckdb.DuckDBPyConnection,
+    role: Role,
+    expression: str,
+    where: str = "true",
+    answers: TableAnswers | None = None,
 ) -> list[Counted] | None:
     """Each distinct non-empty value of `expression` on the rows `where`, most rows first, or
-    None for a column of more than `MAX_VALUES` values."""
-    rows = con.execute(
+    None for a column of more than `MAX_VALUES` values (with `answers`, as counted before on
+    columns read the same way)."""
+    query = (
         # The first rows only (`min(x, n)`): a list of every row of a value would hold a
         # whole column of a large file in memory (10M rows: out of memory).
         f"SELECT {expression}, count(*), min(rowid + 1, 3) "
         f"FROM {table_name(role)} WHERE {expression} IS NOT NULL AND ({where}) "
         f"GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT {MAX_VALUES + 1}"
-    ).fetchall()
+    )
+    key = answers.key(query) if answers is not None else None
+    kept = answers.recall(key) if answers is not None else None
+    rows = list(kept) if kept is not None else con.execute(query).fetchall()
+    if answers is not None and kept is None:
+        answers.remember(key, tuple(rows))
     if len(rows) > MAX_VALUES:
         return None
     return [(str(v), int(n), list(r)) for v, n, r in rows]
@@ -67,13 +78,14 @@ def check_order_statuses(
     file_name: str,
     mapping: DatasetMapping,
     policy: Policy,
+    answers: TableAnswers | None = None,
 ) -> None:
     """Every order status of the file with its meaning (a fact), or an error that proposes a
     meaning for the values that have none, as payments' statuses are checked."""
     column = mapping.columns.get("order_status")
     if column is None:
         return
-    values = counted_values(con, Role.ORDERS, "order_status")
+    values = counted_values(con, Role.ORDERS, "order_status", answers=answers)
     if values is None:
         report.errors.append(
             note(Code.TOO_MANY_ORDER_STATUSES, file=file_name, column=column, limit=MAX_VALUES)
@@ -158,6 +170,7 @@ def check_row_kinds(
     file_name: str,
     mapping: DatasetMapping,
     policy: Policy,
+    answers: TableAnswers | None = None,
 ) -> None:
     """Every row-kind value with its kind (a fact); an error naming every value in no list,
     with the edit that classifies them; an error for a listed value the column never holds.
@@ -169,7 +182,7 @@ def check_row_kinds(
     column = kinds_column(mapping)
     if kinds is None or column is None:
         return
-    values = counted_values(con, Role.PAYMENTS, "row_kind")
+    values = counted_values(con, Role.PAYMENTS, "row_kind", answers=answers)
     if values is None:
         report.errors.append(
             note(Code.TOO_MANY_KINDS, file=file_name, column=column, limit=MAX_VALUES)
@@ -186,7 +199,7 @@ def check_row_kinds(
     status = mapping.columns.get("payment_status")
     if kinds.column is not None and status is not None:
         # Ignored words may name the status column's values (`Pending` beside a `Type`).
-        statuses = counted_values(con, Role.PAYMENTS, "payment_status") or []
+        statuses = counted_values(con, Role.PAYMENTS, "payment_status", answers=answers) or []
         _refuse_absent(report, file_name, column, words, [*values, *statuses], "payments.kinds_")
     else:
         _refuse_absent(report, file_name, column, words, values, "payments.kinds_")
@@ -263,6 +276,7 @@ def check_payment_statuses(
     file_name: str,
     mapping: DatasetMapping,
     policy: Policy,
+    answers: TableAnswers | None = None,
 ) -> None:
     """Every payment status with what reconciling reads it as (a fact, with its rows), and an
     error naming every status that is neither a capture, a refunded capture nor a failed
@@ -277,7 +291,7 @@ def check_payment_statuses(
     if column is None:
         return
     kinds = mapping.options.kinds
-    every = counted_values(con, Role.PAYMENTS, "payment_status")
+    every = counted_values(con, Role.PAYMENTS, "payment_status", answers=answers)
     if every is None:  # the rarest were not looked at: never read them as captures
         report.errors.append(
             note(Code.TOO_MANY_PAYMENT_STATUSES, file=file_name, column=column, limit=MAX_VALUES)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import duckdb
 
 from agent.data.formats import known_currency_sql
+from agent.data.normalize.answers import TableAnswers
 from agent.data.normalize.codes import Code
 from agent.data.normalize.expressions import finer_than_minor_sql, sql_words
 from agent.data.normalize.load import table_name
@@ -31,12 +32,15 @@ def validate(
     file_name: str,
     mapping: DatasetMapping,
     policy: Policy,
+    answers: TableAnswers | None = None,
 ) -> ValidationReport:
     """Check a loaded dataset under the policy in force: required fields present, values
     readable, keys and currencies, and every status and row-kind value given a meaning.
 
     Problems in more than 1% of a required field's values are errors; fewer are warnings, and
-    those rows are left out of matching (and reported with their rows).
+    those rows are left out of matching (and reported with their rows). With `answers`, a
+    field's check already answered on a column read the same way is not made again (an edit
+    of one column checks that column).
     """
     report = ValidationReport()
     table = table_name(role)
@@ -91,7 +95,7 @@ def validate(
                     "rows with an empty id",
                 )
             )
-    total, checks = _run_checks(con, file_name, table, wanted, keep)
+    total, checks = _run_checks(con, file_name, table, wanted, keep, answers)
     report.rows[role.value] = total
     for place, (want, check) in enumerate(zip(wanted, checks, strict=True)):
         report.errors.extend(missing.pop(place, []))
@@ -102,14 +106,14 @@ def validate(
             else:  # the mapping can be approved: the words say what approving does with them
                 report.warnings.append(_unreadable(Code.UNREADABLE_SKIPPED, check))
     report.errors.extend(e for errors in missing.values() for e in errors)  # after the last
-    _check_precision(con, report, file_name, role, mapping, keep, policy)
+    _check_precision(con, report, file_name, role, mapping, keep, policy, answers)
     check_times(con, report, file_name, role, mapping, keep)
     check_signs(con, report, file_name, role, mapping, keep)
     if role is Role.PAYMENTS:
-        check_row_kinds(con, report, file_name, mapping, policy)
-        check_payment_statuses(con, report, file_name, mapping, policy)
+        check_row_kinds(con, report, file_name, mapping, policy, answers)
+        check_payment_statuses(con, report, file_name, mapping, policy, answers)
     else:
-        check_order_statuses(con, report, file_name, mapping, policy)
+        check_order_statuses(con, report, file_name, mapping, policy, answers)
     return report
 
 
@@ -121,6 +125,7 @@ def _check_precision(
     mapping: DatasetMapping,
     keep: str,
     policy: Policy,
+    answers: TableAnswers | None = None,
 ) -> None:
     """A warning for each amount column with values finer than their currency's minor unit.
 
@@ -139,30 +144,44 @@ def _check_precision(
     ]
     if not fields:
         return
-    parts = []
-    for field, _ in fields:
-        finer = finer_than_minor_sql(
-            field, mapping.options.unit_of(field), "currency_exponents.exponent"
-        )
-        parts += [
-            f"count({field})",
-            f"count(*) FILTER (WHERE {finer})",
-            # The first rows only (`min(x, n)`): never a list of every such row of a large file.
-            f"min(t.rowid + 1, 5) FILTER (WHERE {finer})",
-        ]
     if role is Role.PAYMENTS:  # a failed attempt's amount is never reconciled
         failed = sql_words(policy.failed_payment_statuses)
         keep = f"({keep}) AND NOT coalesce(payment_status IN {failed}, false)"
     # Joined on the currency's code as the engine joins it (a currency that does not read has
     # no exponent, and its own check names those rows).
-    row = con.execute(
-        f"SELECT {', '.join(parts)} FROM {table_name(role)} t "
+    source = (
+        f"{table_name(role)} t "
         f"LEFT JOIN {known_currency_sql()} ON currency_exponents.code = t.currency_code "
         f"WHERE {keep}"
-    ).fetchone()
-    assert row is not None
-    for place, (field, column) in enumerate(fields):
-        filled, finer_count, rows = row[3 * place : 3 * place + 3]
+    )
+    asks = []
+    for field, _ in fields:
+        finer = finer_than_minor_sql(
+            field, mapping.options.unit_of(field), "currency_exponents.exponent"
+        )
+        asks.append(
+            [
+                f"count({field})",
+                f"count(*) FILTER (WHERE {finer})",
+                # The first rows only (`min(x, n)`): never a list of every such row of a file.
+                f"min(t.rowid + 1, 5) FILTER (WHERE {finer})",
+            ]
+        )
+    keys = [_answer_key(answers, source, *ask) for ask in asks]
+    found = [answers.recall(key) if answers is not None else None for key in keys]
+    asked = [i for i, answer in enumerate(found) if answer is None]
+    if asked:
+        parts = ", ".join(part for i in asked for part in asks[i])
+        row = con.execute(f"SELECT {parts} FROM {source}").fetchone()
+        assert row is not None
+        for place, i in enumerate(asked):
+            fresh = tuple(row[3 * place : 3 * place + 3])
+            found[i] = fresh
+            if answers is not None:
+                answers.remember(keys[i], fresh)
+    for (field, column), answer in zip(fields, found, strict=True):
+        assert answer is not None
+        filled, finer_count, rows = answer
         if not finer_count:
             continue
         report.warnings.append(
@@ -247,11 +266,16 @@ def _run_checks(
     table: str,
     checks: list[_Check],
     keep: str,
+    answers: TableAnswers | None = None,
 ) -> tuple[int, list[FieldCheck]]:
-    """The table's rows, and each check's counts and first bad rows, in one scan of it."""
+    """The table's rows, and each check's counts and first bad rows, in one scan of it; with
+    `answers`, only the checks not answered before on columns read the same way are made."""
+    keys = [_answer_key(answers, table, check.filled, check.bad, keep) for check in checks]
+    found = [answers.recall(key) if answers is not None else None for key in keys]
+    asked = [i for i, answer in enumerate(found) if answer is None]
     parts = ["count(*)"]
-    for check in checks:
-        filled, bad = f"({check.filled}) AND {keep}", f"({check.bad}) AND {keep}"
+    for i in asked:
+        filled, bad = f"({checks[i].filled}) AND {keep}", f"({checks[i].bad}) AND {keep}"
         parts += [
             f"count(*) FILTER (WHERE {filled})",
             f"count(*) FILTER (WHERE {bad})",
@@ -260,10 +284,16 @@ def _run_checks(
         ]
     row = con.execute(f"SELECT {', '.join(parts)} FROM {table}").fetchone()
     assert row is not None
-    found = []
-    for i, check in enumerate(checks):
-        filled, unreadable, rows = row[1 + 3 * i : 4 + 3 * i]
-        found.append(
+    for place, i in enumerate(asked):
+        fresh = tuple(row[1 + 3 * place : 4 + 3 * place])
+        found[i] = fresh
+        if answers is not None:
+            answers.remember(keys[i], fresh)
+    results = []
+    for check, answer in zip(checks, found, strict=True):
+        assert answer is not None
+        filled, unreadable, rows = answer
+        results.append(
             FieldCheck(
                 file_name,
                 check.field,
@@ -274,4 +304,9 @@ def _run_checks(
                 problem=check.problem,
             )
         )
-    return int(row[0]), found
+    return int(row[0]), results
+
+
+def _answer_key(answers: TableAnswers | None, *sql: str) -> str | None:
+    """The key a check made of `sql` is answered under (None without `answers`)."""
+    return answers.key(*sql) if answers is not None else None

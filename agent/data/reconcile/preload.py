@@ -37,6 +37,7 @@ from agent.data.ingest import layout_from_options
 from agent.data.ingest.columnar import Columns, RowProgress
 from agent.data.kept import KeptTables, KeptWorkspace
 from agent.data.normalize import ValidationReport, validate
+from agent.data.normalize.answers import CheckAnswers, column_sources
 from agent.data.normalize.load import (
     Files,
     Source,
@@ -219,6 +220,7 @@ def _read_both(
     checked: dict[Role, tuple[str, ValidationReport]] = {}
     texts: dict[Role, str] = {}  # the files read straight: every column kept as text
     unread: set[Role] = set()  # none: no check beside a read
+    answers = CheckAnswers()  # kept with the workspace: the checks' answers, for an edit
     lock = threading.Lock()
 
     def check_beside(role: Role) -> None:
@@ -229,8 +231,10 @@ def _read_both(
         if alone or role not in columns or policy is None:
             return
         part = mapping.for_role(role)
+        found = columns[role]
+        table = answers.of_table(found.parquet.name, column_sources(role, found.layout, part))
         try:
-            report = validate(cursor(con), role, columns[role].layout.file_name, part, policy)
+            report = validate(cursor(con), role, found.layout.file_name, part, policy, table)
         except Exception as error:  # the validation checks it again and says why
             kind = type(error).__name__  # never its text: it may quote a cell
             logger.info("role=%s error=<%s> | no check beside the read", role.value, kind)
@@ -294,7 +298,9 @@ def _read_both(
             files, loads = load_keys(columns, mapping)
             keyed = id_keys(mapping)
             parts = {role: mapping.for_role(role) for role in Role}
-            workspace = KeptWorkspace(con, dict(loads), dict(checked), keyed, parts, dict(texts))
+            workspace = KeptWorkspace(
+                con, dict(loads), dict(checked), keyed, parts, dict(texts), answers
+            )
             kept.keep(files, workspace)
     except BaseException as error:
         logger.warning("error=<%s> | first read of a case stopped", type(error).__name__)

@@ -22,6 +22,7 @@ from agent.data.ingest.columnar import Columns, RowProgress
 from agent.data.kept import KeptTables, KeptWorkspace
 from agent.data.ledger import account, build_ledger_rows
 from agent.data.normalize import ValidationReport, load_both, merge, validate
+from agent.data.normalize.answers import column_sources
 from agent.data.normalize.codes import Code
 from agent.data.normalize.columns import select_list
 from agent.data.normalize.load import Files, parse_both, rekey, text_table
@@ -157,7 +158,12 @@ def validate_columns(
         for role in Role:
             found = reports[role]
             if found is None:
-                found = validate(con, role, names[role], mapping.for_role(role), policy)
+                answers = case.answers.of_table(
+                    columns[role].parquet.name,
+                    column_sources(role, columns[role].layout, mapping.for_role(role)),
+                )
+                part = mapping.for_role(role)
+                found = validate(con, role, names[role], part, policy, answers)
                 if memo is not None:
                     memo.remember(role_keys[role], found)
             done[role] = found

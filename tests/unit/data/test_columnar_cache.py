@@ -192,9 +192,9 @@ def test_an_edit_revalidates_only_the_file_whose_reading_changed(
     validated: list[Role] = []
     real = run_module.validate
 
-    def counting(con, role, name, dataset, policy):  # type: ignore[no-untyped-def]
+    def counting(con, role, name, dataset, policy, answers=None):  # type: ignore[no-untyped-def]
         validated.append(role)
-        return real(con, role, name, dataset, policy)
+        return real(con, role, name, dataset, policy, answers)
 
     monkeypatch.setattr(run_module, "validate", counting)
     first = load_and_validate(connect(), files, mapping, cache=cache, memo=memo, policy=Policy())
