@@ -39,8 +39,9 @@ def column_sources(role: Role, layout: CsvLayout, mapping: DatasetMapping) -> di
     sources = dict(select_columns(role, layout, mapping))
     for name, stamp in mapping.options.timestamps.items():
         zoned = stamp.zone_column is not None or stamp.pattern.endswith(ZONE_SUFFIX)
-        if zoned and name in sources:
-            sources[name] += " zoned:" + stamp.model_dump_json()
+        if zoned and name in sources:  # its values: its local time and zone, read in that zone
+            local, zone = sources.get(f"{name}_local"), sources.get(f"{name}_zone")
+            sources[name] = f"{local} in {zone} zoned:{stamp.model_dump_json()}"
     keys = key_columns(role, mapping)
     for name, expression in derived_pairs(role, mapping):  # read from the columns above
         read = {n: sources[n] for n in sorted(set(_NAME.findall(expression))) if n in sources}

@@ -118,3 +118,23 @@ def test_the_currency_code_is_read_from_the_currency_column_it_was_made_from(
     store = CheckAnswers()
     query = "SELECT count(*) FROM payments_rows WHERE currency_code = 'USD'"
     assert store.of_table("p", before).key(query) != store.of_table("p", after).key(query)
+
+
+def test_a_time_read_with_its_zone_follows_the_columns_its_local_time_and_zone_come_from(
+    demo: Path, mapping: Mapping
+) -> None:
+    layout = inspect_csv(demo / "payments.csv", "payments.csv").layout
+    stamps = mapping.payments.options.timestamps
+    [(field, stamp)] = list(stamps.items())
+    zoned = stamp.model_copy(update={"zone_column": "Currency"})
+    part = mapping.payments.model_copy(
+        update={
+            "options": mapping.payments.options.model_copy(update={"timestamps": {field: zoned}})
+        }
+    )
+    other_column = part.model_copy(update={"columns": {**part.columns, field: "Description"}})
+
+    here = column_sources(Role.PAYMENTS, layout, part)[field]
+    there = column_sources(Role.PAYMENTS, layout, other_column)[field]
+
+    assert here != there, "the same zone reading of another column is another column"
