@@ -18,9 +18,10 @@ from typing import Protocol
 from strands.models import Model
 
 from agent.casefiles import CaseFiles, SampleCache
+from agent.channel_policy import channel_key
 from agent.data.policy import Policy
 from agent.domain import ApproverPolicy
-from agent.ports import BlobStore, Clock, UnitOfWorkFactory
+from agent.ports import BlobStore, Clock, UnitOfWork, UnitOfWorkFactory
 
 SYSTEM_ACTOR = "reconbot"
 """Who the audit log names for what reconbot does by itself (expiry, recovery)."""
@@ -55,6 +56,7 @@ class WorkflowSettings:
     cache_max_age: timedelta = timedelta(days=2)
     claim_lease: timedelta = timedelta(minutes=15)
     policy: Policy = field(default_factory=Policy)
+    """The seed: every channel's policy until a change is approved for it (`policy_for`)."""
     seal_while_waiting: bool = True
     """Reconcile while a confirmation request waits, sealed until it is approved."""
 
@@ -77,6 +79,18 @@ class Dependencies:
     owner: str = field(
         default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
     )
+
+    def policy_for(self, channel: str | None, uow: UnitOfWork | None = None) -> Policy:
+        """The policy in force in `channel` (None: the terminal's cases): the latest version
+        put in force there, else the seed (`WorkflowSettings.policy`). Read in `uow` when
+        given (a decision's own transaction), else in a unit of its own."""
+        key = channel_key(channel)
+        if uow is None:
+            with self.uow() as work:
+                record = work.policies.in_force(key)
+        else:
+            record = uow.policies.in_force(key)
+        return record.policy() if record is not None else self.settings.policy
 
     @cached_property
     def files(self) -> CaseFiles:

@@ -21,6 +21,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, BinaryIO, Protocol
 
+from agent.channel_policy import PolicyRecord
 from agent.domain import (
     ApprovalRequest,
     Decision,
@@ -225,6 +226,22 @@ class ConversationRepository(Protocol):
         ...
 
 
+class PolicyRepository(Protocol):
+    """Each channel's policy versions, as they were put in force (`agent.channel_policy`)."""
+
+    def in_force(self, channel: str) -> PolicyRecord | None:
+        """The channel's policy in force: its latest record (None: none yet, the seed)."""
+        ...
+
+    def history(self, channel: str) -> list[PolicyRecord]:
+        """The channel's records, oldest first."""
+        ...
+
+    def add(self, record: PolicyRecord) -> None:
+        """Put `record` in force for its channel (audited)."""
+        ...
+
+
 class AuditLog(Protocol):
     """The hash-chained audit log."""
 
@@ -258,6 +275,7 @@ class UnitOfWork(Protocol):
     outcomes: OutcomeRepository
     traces: TraceRepository
     conversations: ConversationRepository
+    policies: PolicyRepository
     audit: AuditLog
 
     def __enter__(self) -> UnitOfWork:

@@ -124,6 +124,21 @@ conversations = sa.Table(
     sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
 )
 
+channel_policies = sa.Table(
+    "channel_policies",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("channel", sa.String(64), nullable=False),
+    sa.Column("version", sa.String(80), nullable=False),
+    sa.Column("rules", sa.Text, nullable=False),
+    sa.Column("since", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("by", sa.String(200), nullable=False),
+    sa.Column("source", sa.String(500), nullable=False),
+    sa.Column("pause_id", sa.String(40)),
+    # The policy in force in a channel is its latest row (migration 0008).
+    sa.Index("ix_channel_policies_channel", "channel", "id"),
+)
+
 audit_log = sa.Table(
     "audit_log",
     metadata,

@@ -20,6 +20,7 @@ from agent.ports import (
     InvestigationRepository,
     OutcomeRepository,
     PauseRepository,
+    PolicyRepository,
     TraceRepository,
 )
 from storage.repositories import (
@@ -31,6 +32,7 @@ from storage.repositories import (
     SqlPauseRepository,
     SqlTraceRepository,
 )
+from storage.repositories.policies import SqlPolicyRepository
 
 
 class SqlUnitOfWork:
@@ -45,6 +47,7 @@ class SqlUnitOfWork:
     outcomes: OutcomeRepository
     traces: TraceRepository
     conversations: ConversationRepository
+    policies: PolicyRepository
     audit: AuditLog
 
     def __init__(self, engine: sa.Engine) -> None:
@@ -75,6 +78,7 @@ class SqlUnitOfWork:
         self.outcomes = SqlOutcomeRepository(conn, audit)
         self.traces = SqlTraceRepository(conn)
         self.conversations = SqlConversationRepository(conn)
+        self.policies = SqlPolicyRepository(conn, audit)
         return self
 
     def __exit__(

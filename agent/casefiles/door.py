@@ -111,13 +111,18 @@ class CaseFiles:
         return self.samples.proposal(pair, digests, answers)
 
     def start_reading(
-        self, files: Files, on_rows: RowProgress | None = None, answers: Answers | None = None
+        self,
+        files: Files,
+        on_rows: RowProgress | None = None,
+        answers: Answers | None = None,
+        policy: Policy | None = None,
     ) -> None:
         """Start reading the files while the agent inspects them, so that the validation finds
         them read or being read: both straight into the tables of the mapping the inspection
-        will propose (`preload`, one parse per file), or, when no mapping can be inferred from
-        the samples, each into the columnar cache. Never raises: the steps that follow read
-        the files again and say what is wrong, in their words."""
+        will propose (`preload`, one parse per file, checked under `policy`: the case's
+        channel's, the door's own by default), or, when no mapping can be inferred from the
+        samples, each into the columnar cache. Never raises: the steps that follow read the
+        files again and say what is wrong, in their words."""
         sources = self.sources(files)
         samples = {}
         for role, ref in files.items():
@@ -132,7 +137,14 @@ class CaseFiles:
                 mapping = None
             if mapping is not None:
                 try:
-                    preload(sources, mapping, self.columns, self.kept, on_rows, policy=self.policy)
+                    preload(
+                        sources,
+                        mapping,
+                        self.columns,
+                        self.kept,
+                        on_rows,
+                        policy=policy or self.policy,
+                    )
                 except Exception as error:  # the validation reads the files and says why
                     kind = type(error).__name__
                     logger.warning("error=<%s> | the first read did not start", kind)
@@ -145,16 +157,21 @@ class CaseFiles:
             )
 
     def validate(
-        self, files: Files, mapping: Mapping, on_rows: RowProgress | None = None
+        self,
+        files: Files,
+        mapping: Mapping,
+        on_rows: RowProgress | None = None,
+        policy: Policy | None = None,
     ) -> ValidationReport:
-        """`mapping` checked on every row of the files, under the policy in force; the tables
-        it loads are kept for the next validation or the reconciliation of these files."""
+        """`mapping` checked on every row of the files, under `policy` (the policy in force in
+        the case's channel; the door's own by default); the tables it loads are kept for the
+        next validation or the reconciliation of these files."""
         return load_and_validate(
             connect(self.workdir),
             self.sources(files),
             mapping,
             self.workdir,
-            policy=self.policy,
+            policy=policy or self.policy,
             cache=self.columns,
             kept=self.kept,
             progress=on_rows,
@@ -169,12 +186,14 @@ class CaseFiles:
         proposal: Proposal,
         report: ValidationReport,
         on_rows: RowProgress | None = None,
+        policy: Policy | None = None,
     ) -> tuple[Proposal, ValidationReport]:
         """The reading the files show in place of `proposal`'s when its validation found one
-        that does better and no answer of a person's contradicts (`take_evident`)."""
+        that does better and no answer of a person's contradicts (`take_evident`), validated
+        under `policy` as `validate` says."""
         return take_evident(
             lambda given: self.propose(files, samples, given),
-            lambda mapping: self.validate(files, mapping, on_rows),
+            lambda mapping: self.validate(files, mapping, on_rows, policy),
             answers,
             proposal,
             report,
@@ -208,18 +227,27 @@ class CaseFiles:
             beside=beside is not None,
         )
 
-    def seal(self, identity: SealIdentity, files: Files, mapping: Mapping, examples: int) -> None:
+    def seal(
+        self,
+        identity: SealIdentity,
+        files: Files,
+        mapping: Mapping,
+        examples: int,
+        policy: Policy | None = None,
+    ) -> None:
         """Reconcile `files` under the `mapping` of the confirmation request `identity` names,
         in the background, and keep the outcome sealed (`take_sealed`): the person reading the
-        request does not wait for it once they approve. Under the policy in force, which the
-        identity names the version of."""
+        request does not wait for it once they approve. Under `policy` (the policy in force in
+        the case's channel; the door's own by default), only when the identity names its
+        version."""
+        rules = policy or self.policy
 
         def compute(export: Path) -> Sealed:
             con = connect(self.workdir)  # the seal's connection, interrupted if discarded
             self.sealed.working(identity.pause_id, con)
-            return self.reconcile_and_read(files, mapping, self.policy, export, examples, con)
+            return self.reconcile_and_read(files, mapping, rules, export, examples, con)
 
-        if identity.policy_version == self.policy.version:
+        if identity.policy_version == rules.version:
             self.sealed.seal(identity, compute)
 
     def reconcile_and_read(

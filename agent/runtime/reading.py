@@ -36,8 +36,9 @@ def proposal_for(
 
 
 def validate(context: InvestigationContext, mapping: Mapping) -> ValidationReport:
-    """`mapping` checked on every row of the case's files, under the policy in force."""
-    return context.case_files.validate(context.files, mapping, context.on_rows)
+    """`mapping` checked on every row of the case's files, under the policy in force in the
+    case's channel (`context.policy`)."""
+    return context.case_files.validate(context.files, mapping, context.on_rows, context.policy)
 
 
 def validate_by_evidence(
@@ -50,5 +51,5 @@ def validate_by_evidence(
     """The reading the files show in place of `proposal`'s when its validation found one that
     does better and no answer of a person's contradicts (`evident_reading.take_evident`)."""
     return context.case_files.validate_by_evidence(
-        context.files, samples, answers, proposal, report, context.on_rows
+        context.files, samples, answers, proposal, report, context.on_rows, context.policy
     )

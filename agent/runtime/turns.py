@@ -12,6 +12,7 @@ import logging
 import uuid
 from typing import Any
 
+from agent.data.policy import Policy
 from agent.data.schema import Role
 from agent.dependencies import Dependencies, Progress
 from agent.domain import (
@@ -43,11 +44,13 @@ class AgentTurns:
         files: dict[Role, DatasetRef],
         progress: Progress | None = None,
         answers: dict[Role, dict[str, str]] | None = None,
+        policy: Policy | None = None,
     ) -> None:
-        """Start reading the files while the agent inspects them (`CaseFiles.start_reading`):
-        the validation that follows finds them read or being read."""
+        """Start reading the files while the agent inspects them (`CaseFiles.start_reading`,
+        checked under `policy`, the case's channel's): the validation that follows finds them
+        read or being read."""
         rows = progress.rows_read if progress is not None else None
-        self.deps.files.start_reading(files, rows, answers)
+        self.deps.files.start_reading(files, rows, answers, policy)
 
     def context(
         self,
@@ -55,8 +58,12 @@ class AgentTurns:
         revision: Revision,
         phase: str,
         progress: Progress | None = None,
+        *,
+        channel: str | None,
+        policy: Policy | None = None,
     ) -> InvestigationContext:
-        """The context of one invocation on `revision`: its files, the policy, the trace."""
+        """The context of one invocation on `revision`: its files, the policy in force in the
+        case's `channel` (`policy` when the caller read it already), the trace."""
         workdir = self.deps.settings.workdir
         workdir.mkdir(parents=True, exist_ok=True)
 
@@ -70,7 +77,7 @@ class AgentTurns:
             investigation_id=investigation_id,
             files=dict(revision.files),
             blobs=self.deps.blobs,
-            policy=self.deps.settings.policy,
+            policy=policy if policy is not None else self.deps.policy_for(channel),
             workdir=workdir,
             case_files=self.deps.files,
             on_rows=progress.rows_read if progress is not None else None,
@@ -116,8 +123,16 @@ class AgentTurns:
     ) -> InvestigationContext:
         """A turn that inspects and validates `revision` and ends on a pause: its context, with
         the pause signal the tools left (`agent.usecases.requests` makes the request of it)."""
-        self.prefetch(revision.files, progress, answers)
-        context = self.context(investigation.id, revision, phase, progress)
+        policy = self.deps.policy_for(investigation.channel)
+        self.prefetch(revision.files, progress, answers, policy)
+        context = self.context(
+            investigation.id,
+            revision,
+            phase,
+            progress,
+            channel=investigation.channel,
+            policy=policy,
+        )
         context.answers = answers
         self.invoke(context, prompt)
         return context

@@ -1,7 +1,8 @@
 """The use cases of an investigation, one module per story, over one set of dependencies.
 
 `intake` (start, add a file, investigate again), `decisions` (approve, reject, edit, expire),
-`questions` (ask), `recovery` (interrupted approvals and inspections), `queries` (read-only).
+`questions` (ask), `recovery` (interrupted approvals and inspections), `queries` (read-only),
+`policies` (each channel's policy in force and its history).
 Each decision goes through `agent.approval.check`, the one guard, inside one unit of work.
 """
 
@@ -13,6 +14,7 @@ from agent.dependencies import Dependencies
 from agent.runtime.turns import AgentTurns
 from agent.usecases.decisions import Decisions
 from agent.usecases.intake import Intake
+from agent.usecases.policies import Policies
 from agent.usecases.queries import Queries
 from agent.usecases.questions import Questions
 from agent.usecases.recovery import Recovery
@@ -29,6 +31,7 @@ class UseCases:
     questions: Questions
     recovery: Recovery
     queries: Queries
+    policies: Policies
 
     def close(self) -> None:
         """Stop the background work on the cases' files (a request's sealed reconciliation),
@@ -49,4 +52,5 @@ def build_use_cases(deps: Dependencies) -> UseCases:
         questions=Questions(deps, turns),
         recovery=Recovery(deps, resumption),
         queries=Queries(deps),
+        policies=Policies(deps),
     )

@@ -56,11 +56,12 @@ class Decisions:
         """
         with self.deps.uow() as uow:
             state = uow.pauses.get(pause_id)
+            policy = self.deps.policy_for(state.request.channel if state else None, uow)
         return check(
             Action.OPEN,
             state,
             pause_id=pause_id,
-            facts=Facts(self.deps.clock.now(), self.deps.settings.policy.version, origin=origin),
+            facts=Facts(self.deps.clock.now(), policy.version, origin=origin),
             authorization=authorization,
         )
 
@@ -249,14 +250,16 @@ class Decisions:
 
         Returns the pause after the transition, or the refusal (recorded; a pause found
         expired is expired), for the caller to raise once the unit has committed: raised here,
-        it would roll back its own record.
+        it would roll back its own record. The policy compared is the one in force in the
+        request's channel, read in this unit.
         """
+        in_force = self.deps.policy_for(state.request.channel if state else None, uow)
         try:
             check(
                 action,
                 state,
                 pause_id=pause_id,
-                facts=Facts(now, self.deps.settings.policy.version, input_identity, origin),
+                facts=Facts(now, in_force.version, input_identity, origin),
                 authorization=authorization,
                 decider=decider,
             )

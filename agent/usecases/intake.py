@@ -257,7 +257,7 @@ class Intake:
         if (
             pending is not None
             and pending.revision == revision.number
-            and pending.policy_version == self.deps.settings.policy.version
+            and pending.policy_version == self.deps.policy_for(investigation.channel).version
         ):
             raise WorkflowError(
                 f"Revision {revision.number} already has a request waiting for a decision "

@@ -43,7 +43,9 @@ class Questions:
             revisions = uow.investigations.revisions(investigation_id)
             outcome = uow.outcomes.latest(investigation_id)
         revision = revisions[-1]
-        context = self.turns.context(investigation_id, revision, "answer")
+        context = self.turns.context(
+            investigation_id, revision, "answer", channel=investigation.channel
+        )
         context.outcome = outcome
         if outcome is not None:
             done = next(r for r in revisions if r.number == outcome.revision)

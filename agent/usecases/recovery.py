@@ -177,7 +177,7 @@ class Recovery:
                     Action.RESUME,
                     state,
                     pause_id=pause_id,
-                    facts=Facts(now, self.deps.settings.policy.version),
+                    facts=Facts(now, self.deps.policy_for(state.request.channel, uow).version),
                 )
             except ApprovalRefusedError as error:
                 logger.warning("pause=%s | not re-run: %s", pause_id, error)

@@ -118,14 +118,14 @@ def record_request(
             notes=notes(signal.report, proposal),
             routine=words_of(signal.report.routine) if signal.report else [],
             rows=dict(signal.report.rows) if signal.report else {},
-            policy_version=settings.policy.version,
+            policy_version=context.policy.version,
             authorization_identity=authorization_identity(
                 pause_id=pause_id,
                 investigation_id=investigation.id,
                 revision=revision.number,
                 input_identity=revision.input_identity,
                 mapping_digest=digest,
-                policy_version=settings.policy.version,
+                policy_version=context.policy.version,
             ),
             requested_by=investigation.requested_by,
             channel=investigation.channel,
@@ -163,7 +163,7 @@ def record_request(
     deps.files.discard_sealed(superseded)
     if settings.seal_while_waiting and mapping is not None and digest is not None:
         identity = SealIdentity(pause_id, revision.input_identity, digest, request.policy_version)
-        deps.files.seal(identity, dict(revision.files), mapping, TOP_FINDINGS)
+        deps.files.seal(identity, dict(revision.files), mapping, TOP_FINDINGS, context.policy)
     return request
 
 

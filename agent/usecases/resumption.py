@@ -96,7 +96,9 @@ class Resumption:
         request = state.request
         assert request.mapping is not None
         assert request.mapping_digest is not None
-        context = self.turns.context(request.investigation_id, revision, "resume")
+        context = self.turns.context(
+            request.investigation_id, revision, "resume", channel=request.channel
+        )
         context.bound = BoundContext(
             pause_id=request.pause_id,
             mapping=request.mapping,

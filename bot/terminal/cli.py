@@ -40,12 +40,13 @@ from agent.data.normalize import ValidationReport
 from agent.data.schema import Mapping, Role
 from agent.data.wording import words_of
 from agent.errors import CommandLineError, MappingError, ReconbotError
-from bot.composition import configured_policy
+from bot.composition import build_runtime, configured_policy
 from bot.config import Settings
 from bot.presentation.text import cell, printable
 from bot.terminal import slack_cli, workflow_cli
 from bot.terminal.console import STEP_WORDS, TerminalProgress
 from bot.terminal.paths import nonempty_file, output_file, output_folder, readable_file
+from bot.terminal.policy_text import policy_lines
 
 logger = logging.getLogger(__name__)
 
@@ -139,6 +140,9 @@ def _parser() -> argparse.ArgumentParser:
 
     explain = commands.add_parser("explain", help="explain the reconciliation rules")
     explain.add_argument("category", nargs="?")
+    explain.add_argument(
+        "--channel", help="the Slack channel (an id, C…) whose policy in force to show"
+    )
     explain.set_defaults(handler=_explain)
     workflow_cli.add_commands(commands)
     slack_cli.add_commands(commands)
@@ -227,13 +231,24 @@ def _read_mapping(path: Path) -> Mapping:
 
 
 def _explain(args: argparse.Namespace) -> int:
-    """The configured policy (RECONBOT_POLICY or the defaults): its version and where it came
-    from first, then its values and its rules in words, or one category's rule."""
-    policy = configured_policy(Settings())
+    """The policy in force in a channel (`--channel`; else the terminal's cases'): its version
+    and where it came from first, how it came to be in force there, then its values and its
+    rules in words, or one category's rule. Until a change is approved in the channel, and
+    where no database was made yet, that is the configured policy (RECONBOT_POLICY or the
+    defaults)."""
+    settings = Settings()
+    policy = configured_policy(settings)
+    shown = None
+    if settings.sqlite_path is None or settings.sqlite_path.exists():
+        service = build_runtime(settings, check_model=False, create=False, recover=False).service
+        shown = service.policies.of_channel(args.channel)
+        policy = shown.policy
     rules = policy.explanations()
     if args.category and args.category not in rules:
         raise CommandLineError(f"no such category {args.category!r}; one of {', '.join(rules)}")
     print(f"policy {policy.version}\nfrom {policy.source}\n")
+    if shown is not None:
+        print("\n".join(policy_lines(shown)))
     if args.category:
         print(rules[args.category])
         return EXIT_OK

@@ -30,6 +30,7 @@ from datetime import UTC, datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from agent.channel_policy import PolicyRecord
 from agent.domain import (
     ApprovalRequest,
     Decision,
@@ -51,6 +52,7 @@ from agent.ports import (
     InvestigationRepository,
     OutcomeRepository,
     PauseRepository,
+    PolicyRepository,
     TraceRepository,
     UnitOfWorkFactory,
 )
@@ -82,6 +84,7 @@ class MemoryStore:
     outcomes: list[Outcome] = field(default_factory=list)
     traces: list[ToolExecution] = field(default_factory=list)
     conversations: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    policies: list[PolicyRecord] = field(default_factory=list)
     audit: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -158,6 +161,7 @@ class MemoryUnitOfWork:
     outcomes: OutcomeRepository
     traces: TraceRepository
     conversations: ConversationRepository
+    policies: PolicyRepository
     audit: AuditLog
 
     def __init__(self, factory: MemoryUnitOfWorkFactory) -> None:
@@ -185,6 +189,7 @@ class MemoryUnitOfWork:
         self.outcomes = MemoryOutcomeRepository(self, audit)
         self.traces = MemoryTraceRepository(self)
         self.conversations = MemoryConversationRepository(self)
+        self.policies = MemoryPolicyRepository(self, audit)
         return self
 
     def __exit__(
@@ -591,6 +596,36 @@ class MemoryConversationRepository:
         """The saved conversation (a copy the caller may change), or an empty one."""
         work = self._uow.call("conversations.load")
         return copy.deepcopy(work.conversations.get(investigation_id, []))
+
+
+class MemoryPolicyRepository:
+    """Each channel's policy versions (`agent.ports.PolicyRepository`)."""
+
+    def __init__(self, uow: MemoryUnitOfWork, audit: MemoryAuditLog) -> None:
+        self._uow = uow
+        self._audit = audit
+
+    def in_force(self, channel: str) -> PolicyRecord | None:
+        """The channel's latest record, or None."""
+        found = self.history(channel)
+        return found[-1] if found else None
+
+    def history(self, channel: str) -> list[PolicyRecord]:
+        """The channel's records, oldest first."""
+        work = self._uow.call("policies.history")
+        return [record for record in work.policies if record.channel == channel]
+
+    def add(self, record: PolicyRecord) -> None:
+        """Put `record` in force (audited "policy_in_force")."""
+        work = self._uow.call("policies.add")
+        work.policies.append(record)
+        self._uow.wrote("policies.add")
+        self._audit.append(
+            "policy_in_force",
+            actor=record.by,
+            pause_id=record.pause_id,
+            detail={"channel": record.channel, "version": record.version, "rules": record.rules},
+        )
 
 
 if TYPE_CHECKING:

@@ -30,7 +30,14 @@ from bot.slack.blocks.common import (
     short_digest,
     when,
 )
-from bot.slack.blocks.home import HELP, help_message, home_view, list_message, status_message
+from bot.slack.blocks.home import (
+    HELP,
+    help_message,
+    home_view,
+    list_message,
+    policy_message,
+    status_message,
+)
 from bot.slack.blocks.modals import (
     edit_modal,
     loading_modal,
@@ -160,6 +167,7 @@ __all__ = [
     "options_block_id",
     "options_hint",
     "picked_up_note",
+    "policy_message",
     "problem_message",
     "progress_message",
     "refusal_message",

@@ -1,4 +1,4 @@
-"""`/recon status`, `/recon list`, `/recon help` and the App Home tab."""
+"""`/recon status`, `/recon list`, `/recon policy`, `/recon help` and the App Home tab."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from slack_sdk.models.blocks import Block, DividerBlock, HeaderBlock
 from slack_sdk.models.views import View
 
 from agent.domain import Investigation, InvestigationStatusReport
+from agent.usecases.policies import ChannelPolicy
 from bot.slack.blocks.common import (
     MAX_HEADER,
     Rendered,
@@ -32,7 +33,7 @@ HELP = (
     "2. I propose how to read them and ask for approval: *Approve*, *Edit mapping* or *Reject*.\n"
     "3. After approval I reconcile and post the exceptions, with rows and ids, in the thread.\n"
     "Ask me about any finding in the thread. Commands: `/recon status INV-…`, `/recon list`, "
-    "`/recon help`."
+    "`/recon policy` (the rules this channel reconciles under), `/recon help`."
 )
 
 
@@ -79,6 +80,30 @@ def status_message(report: InvestigationStatusReport) -> Rendered:
         )
     blocks.extend(trace_blocks(report.trace, report.trace_phases, report.bound_approval))
     return Rendered(f"{inv.id}: {inv.status.value}", dicts(blocks))
+
+
+def policy_message(shown: ChannelPolicy, *, where: str) -> Rendered:
+    """`/recon policy`: the policy in force in a channel (its version, where it came from,
+    each rule's value) and every version put in force there, newest first."""
+    policy = shown.policy
+    blocks: list[Block] = [
+        HeaderBlock(text=cut(f"Policy in force {where}", MAX_HEADER)),
+        section(f"Version `{short_digest(policy.version)}` · from {escape(policy.source)}"),
+    ]
+    if shown.seeded:
+        blocks.append(context("The configured policy: no change was approved in this channel."))
+    else:
+        lines = [
+            f"• `{short_digest(r.version)}` since {when(r.since)}, by {mention(r.by)}"
+            + (f" ({escape(r.pause_id)})" if r.pause_id else f" ({escape(r.source)})")
+            for r in reversed(shown.history[-10:])
+        ]
+        blocks.append(section("*Versions put in force here*\n" + "\n".join(lines)))
+    values = "\n".join(
+        f"• {escape(key)}: {escape(value)}" for key, value in policy.rule_values().items()
+    )
+    blocks.append(section(values))
+    return Rendered(f"Policy in force {where}: {short_digest(policy.version)}", dicts(blocks))
 
 
 def list_message(investigations: Sequence[Investigation], *, where: str) -> Rendered:

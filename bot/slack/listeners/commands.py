@@ -1,6 +1,7 @@
-"""The `/recon` slash command: `status INV-…`, `list`, `help`. Answered to the caller alone,
-about the investigations of channels the caller is a member of (`bot.slack.visibility`), by
-a lazy listener after the ack (the answer reads Slack and the database)."""
+"""The `/recon` slash command: `status INV-…`, `list`, `policy`, `help`. Answered to the
+caller alone, about the investigations and the policy of channels the caller is a member of
+(`bot.slack.visibility`), by a lazy listener after the ack (the answer reads Slack and the
+database)."""
 
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ def acknowledge(ack: Ack) -> None:
 
 
 def on_recon(deps: ListenerDeps, command: dict[str, Any], respond: Respond) -> None:
-    """`/recon status INV-…`, `/recon list` or help, answered to the caller alone."""
+    """`/recon status INV-…`, `/recon list`, `/recon policy` or help, answered to the caller
+    alone (a channel's list and policy to its members only)."""
     service, visibility = deps.service, deps.visibility
     words = str(command.get("text") or "").split()
     verb = words[0].lower() if words else "help"
@@ -44,6 +46,13 @@ def on_recon(deps: ListenerDeps, command: dict[str, Any], respond: Respond) -> N
         if channel in visibility.channels_of(user):
             listed = visibility.visible(user, service.queries.recent(channel=channel, limit=10))
         rendered = blocks.list_message(listed, where=f"in <#{channel}>")
+    elif verb == "policy":
+        channel = str(command.get("channel_id"))
+        if channel in visibility.channels_of(user):
+            shown = service.policies.of_channel(channel)
+            rendered = blocks.policy_message(shown, where=f"in <#{channel}>")
+        else:
+            rendered = blocks.problem_message("Ask in a channel you are a member of.")
     respond(text=rendered.text, blocks=rendered.blocks, response_type="ephemeral")
 
 

@@ -207,3 +207,21 @@ def test_reading_options_in_the_edit_modal_become_a_new_request_showing_them(
     assert "Edited by <@U0BOB>" in standin.workspace.message(CHANNEL, request.ts).all_text()
     standin.click(ALICE, new, "approve")
     wait_text(standin, upload.ts, "Every row accounted for")
+
+
+def test_recon_policy_shows_the_channel_s_policy_in_force_to_the_caller_alone(
+    standin: SlackStandIn, bot: RunningBot
+) -> None:
+    from agent.data.policy import Policy
+
+    assert standin.command(ALICE, CHANNEL, "/recon", "policy").status == 200
+
+    [response] = standin.workspace.wait_for(
+        lambda: len(standin.workspace.responses) >= 1 and standin.workspace.responses
+    )
+    shown = str(response)
+    assert response["response_type"] == "ephemeral"
+    assert f"Policy in force in <#{CHANNEL}>" in shown
+    assert Policy().version.removeprefix("sha256:")[:12] in shown
+    assert "no change was approved in this channel" in shown
+    assert "window_days_after: 30" in shown
