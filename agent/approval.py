@@ -36,6 +36,7 @@ from agent.domain import (
     ApprovalRequest,
     Approver,
     ApproverPolicy,
+    PauseKind,
     PauseState,
     PauseStatus,
     RefusalReason,
@@ -285,6 +286,9 @@ def _check_binding(state: PauseState, current_input_identity: str | None) -> Non
             "The files changed after this request was made; decide on the newest request.",
             state=state,
         )
+    if request.kind is PauseKind.POLICY_CHANGE:
+        _check_rules(state)
+        return
     if not request.approvable or request.mapping is None:
         raise ApprovalRefusedError(
             RefusalReason.NOT_APPROVABLE,
@@ -295,6 +299,18 @@ def _check_binding(state: PauseState, current_input_identity: str | None) -> Non
         raise ApprovalRefusedError(
             RefusalReason.MAPPING_MISMATCH,
             "The saved mapping does not match the mapping this request was issued for.",
+            state=state,
+        )
+
+
+def _check_rules(state: PauseState) -> None:
+    """A policy change approves the rules it saved, whose version is the one it was issued
+    for (the identity binds that version)."""
+    change = state.request.policy_change
+    if change is None or change.after().version != change.after_version:
+        raise ApprovalRefusedError(
+            RefusalReason.MAPPING_MISMATCH,
+            "The saved rules do not match the version this request was issued for.",
             state=state,
         )
 

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agent.data.mapping import Clarification
 from agent.data.schema import Mapping, ReadingOptions, Role
+from agent.policy_change import PolicyChange
 
 
 class PauseKind(StrEnum):
@@ -25,6 +26,8 @@ class PauseKind(StrEnum):
     CLARIFICATION = "clarification"
     CONFIRMATION = "confirmation"
     BLOCKED_RECONCILE = "blocked_reconcile"
+    POLICY_CHANGE = "policy_change"
+    """A proposed change to a channel's policy (no files: `ApprovalRequest.policy_change`)."""
 
 
 class PauseStatus(StrEnum):
@@ -232,10 +235,15 @@ class ApprovalRequest(BaseModel):
     """The reading chosen so far, shown beside the question when there is no `mapping` to
     approve (None: a confirmation, or nothing could be proposed). Never approved: it is in
     no digest or identity, and `approvable` looks at `mapping` only."""
+    policy_change: PolicyChange | None = None
+    """What a policy-change request asks to put in force (its kind only)."""
 
     @property
     def approvable(self) -> bool:
-        """Whether Approve applies: a complete, valid mapping is on the table."""
+        """Whether Approve applies: a complete, valid mapping (or, for a policy change, its
+        proposed rules) is on the table."""
+        if self.kind is PauseKind.POLICY_CHANGE:
+            return self.policy_change is not None
         return self.kind is not PauseKind.CLARIFICATION and self.mapping is not None
 
 

@@ -197,6 +197,18 @@ class InputChangedError(WorkflowError):
     """Stored bytes no longer match the digest they were approved under."""
 
 
+class PolicyProposalError(ReconbotError):
+    """A proposed change to a channel's policy that cannot be made: an unknown rule, a value
+    that does not read, rules a policy could not hold, or a change that changes nothing.
+
+    Carries the rule (`key`) when the problem is one rule's; `str()` reads `KEY: what is
+    wrong`."""
+
+    def __init__(self, message: str, *, key: str | None = None) -> None:
+        self.key = key
+        super().__init__(message if key is None else f"{key}: {message}")
+
+
 class ConfigurationError(ReconbotError):
     """A setting that cannot work; the message names the setting and what it expects."""
 

@@ -48,6 +48,28 @@ def mapping_digest(mapping: Mapping) -> str:
     return digest(mapping.canonical())
 
 
+def policy_change_identity(
+    *,
+    pause_id: str,
+    investigation_id: str,
+    channel: str,
+    policy_version: str,
+    proposed_version: str,
+) -> str:
+    """The identity a policy change's approval is issued for: putting `proposed_version` in
+    force in `channel` in place of `policy_version`, through this request."""
+    return digest(
+        {
+            "pause_id": pause_id,
+            "investigation_id": investigation_id,
+            "operation": "policy_change",
+            "channel": channel,
+            "policy_version": policy_version,
+            "proposed_version": proposed_version,
+        }
+    )
+
+
 def authorization_identity(
     *,
     pause_id: str,

@@ -153,6 +153,10 @@ class PauseRepository(Protocol):
         """All pauses of an investigation, oldest first."""
         ...
 
+    def pending_in_channel(self, channel: str | None) -> list[PauseState]:
+        """The pending pauses of a chat channel's cases (None: the cases outside any)."""
+        ...
+
     def apply(
         self,
         pause_id: str,

@@ -2,7 +2,8 @@
 
 `intake` (start, add a file, investigate again), `decisions` (approve, reject, edit, expire),
 `questions` (ask), `recovery` (interrupted approvals and inspections), `queries` (read-only),
-`policies` (each channel's policy in force and its history).
+`policies` (each channel's policy in force and its history), `policy_changes` (a change to
+a channel's policy, itself a request a person approves).
 Each decision goes through `agent.approval.check`, the one guard, inside one unit of work.
 """
 
@@ -15,6 +16,7 @@ from agent.runtime.turns import AgentTurns
 from agent.usecases.decisions import Decisions
 from agent.usecases.intake import Intake
 from agent.usecases.policies import Policies
+from agent.usecases.policy_changes import PolicyChanges
 from agent.usecases.queries import Queries
 from agent.usecases.questions import Questions
 from agent.usecases.recovery import Recovery
@@ -32,6 +34,7 @@ class UseCases:
     recovery: Recovery
     queries: Queries
     policies: Policies
+    policy_changes: PolicyChanges
 
     def close(self) -> None:
         """Stop the background work on the cases' files (a request's sealed reconciliation),
@@ -45,12 +48,15 @@ def build_use_cases(deps: Dependencies) -> UseCases:
     """The use cases over `deps`, sharing one agent runtime and one resumed phase."""
     turns = AgentTurns(deps)
     resumption = Resumption(deps, turns)
+    intake = Intake(deps, turns)
+    decisions = Decisions(deps, turns, resumption)
     return UseCases(
         deps=deps,
-        intake=Intake(deps, turns),
-        decisions=Decisions(deps, turns, resumption),
+        intake=intake,
+        decisions=decisions,
         questions=Questions(deps, turns),
         recovery=Recovery(deps, resumption),
         queries=Queries(deps),
         policies=Policies(deps),
+        policy_changes=PolicyChanges(deps, decisions, intake),
     )

@@ -21,6 +21,7 @@ from agent.domain import (
     Decision,
     InvestigationStatus,
     Outcome,
+    PauseKind,
     PauseState,
     PauseStatus,
     RefusalReason,
@@ -86,8 +87,13 @@ class Decisions:
         claim = Claim(self.deps.owner, now + self.deps.settings.claim_lease)
         with self.deps.uow() as uow:
             state = uow.pauses.lock(pause_id)
+            if state is not None and state.request.kind is PauseKind.POLICY_CHANGE:
+                raise WorkflowError(
+                    f"{pause_id} is a policy change: approving it puts the rules in force "
+                    "(`PolicyChanges.approve`), it reconciles nothing."
+                )
             revision = current_revision(uow, state.request.investigation_id) if state else None
-            claimed = self._decide(
+            claimed = self.decide_in(
                 uow,
                 Action.APPROVE,
                 state,
@@ -130,7 +136,7 @@ class Decisions:
             raise WorkflowError("A rejection needs a reason.")
         now = self.deps.clock.now()
         with self.deps.uow() as uow:
-            rejected = self._decide(
+            rejected = self.decide_in(
                 uow,
                 Action.REJECT,
                 uow.pauses.lock(pause_id),
@@ -171,7 +177,7 @@ class Decisions:
         with self.deps.uow() as uow:
             # Closed to approval in the same commit that accepts the edit: the reading it shows
             # was replaced; the request with the new reading follows once the agent validated it.
-            edited = self._decide(
+            edited = self.decide_in(
                 uow,
                 Action.EDIT,
                 uow.pauses.lock(pause_id),
@@ -227,7 +233,7 @@ class Decisions:
 
     # -- inside a decision's unit of work -------------------------------------------------------
 
-    def _decide(
+    def decide_in(
         self,
         uow: UnitOfWork,
         action: Action,

@@ -14,6 +14,7 @@ TITLES = {
     PauseKind.CONFIRMATION: "Approval needed",
     PauseKind.CLARIFICATION: "A question before approval",
     PauseKind.BLOCKED_RECONCILE: "Reconciling is blocked until the mapping is approved",
+    PauseKind.POLICY_CHANGE: "A change to the channel's policy",
 }
 """Each kind of request's title, in Slack and in plain text alike."""
 
@@ -32,6 +33,7 @@ def render_request(request: ApprovalRequest) -> str:
             f"  {ref.role.value}: {cell(ref.name)} ({ref.size:,} bytes{shown}) {ref.digest[:19]}…"
         )
     lines.extend(_mapping_lines(request))
+    lines.extend(policy_change_lines(request))
     lines.extend(f"  made: {cell(line)}" for line in request.provenance)
     if request.mapping_digest:
         lines.append(f"  mapping digest {request.mapping_digest}")
@@ -48,6 +50,35 @@ def render_request(request: ApprovalRequest) -> str:
         lines.append(f"  {cell(routine_line(request))}")
     lines.append(f"  {request.message}")
     return "\n".join(lines)
+
+
+def policy_change_lines(request: ApprovalRequest) -> list[str]:
+    """What a policy change would put in force: each rule it changes in words, the versions,
+    and what it would have changed on the channel's last approved reconciliation."""
+    change = request.policy_change
+    if change is None:
+        return []
+    lines = [f"  in {cell(change.channel)}, proposed by {cell(request.requested_by)}:"]
+    lines.extend(f"    - {cell(c.words)}" for c in change.changes)
+    lines.append(f"  version in force {change.before_version}")
+    lines.append(f"  version proposed {change.after_version}")
+    effect = change.effect
+    if effect is None and change.effect_missing is not None:
+        lines.append(f"  its effect is not shown: {cell(change.effect_missing)}")
+    elif effect is None:
+        lines.append("  no reconciliation approved in this channel yet: nothing to compare")
+    else:
+        moved = [
+            f"{name} {effect.before.get(name, 0)} -> {effect.after.get(name, 0)}"
+            for name in sorted(set(effect.before) | set(effect.after))
+            if effect.before.get(name, 0) != effect.after.get(name, 0)
+        ]
+        said = ", ".join(moved) or "no count changes"
+        lines.append(
+            f"  on {effect.investigation_id}'s approved reconciliation (not new data, so shown "
+            f"to everyone): {said}"
+        )
+    return lines
 
 
 def _mapping_lines(request: ApprovalRequest) -> list[str]:

@@ -11,7 +11,8 @@ Commands (docs/design.md §10; the Slack commands arrive with the bot):
     reconbot demo-data --rows N --out DIR [--seed S]
     reconbot inspect ORDERS PAYMENTS [--json] [--save-mapping FILE]
     reconbot reconcile ORDERS PAYMENTS --mapping FILE [--export FILE] [--json]
-    reconbot explain [CATEGORY]
+    reconbot explain [CATEGORY] [--channel C]
+    reconbot policy propose KEY=VALUE ... [--channel C] [--json]
 
 `inspect` proposes how to read the two files (roles, columns, formats) and checks the proposal
 on every row; `reconcile` runs only under a mapping file that a person saved or edited, which
@@ -43,7 +44,7 @@ from agent.errors import CommandLineError, MappingError, ReconbotError
 from bot.composition import build_runtime, configured_policy
 from bot.config import Settings
 from bot.presentation.text import cell, printable
-from bot.terminal import slack_cli, workflow_cli
+from bot.terminal import policy_cli, slack_cli, workflow_cli
 from bot.terminal.console import STEP_WORDS, TerminalProgress
 from bot.terminal.paths import nonempty_file, output_file, output_folder, readable_file
 from bot.terminal.policy_text import policy_lines
@@ -145,6 +146,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     explain.set_defaults(handler=_explain)
     workflow_cli.add_commands(commands)
+    policy_cli.add_commands(commands)
     slack_cli.add_commands(commands)
     return parser
 

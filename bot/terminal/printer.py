@@ -82,6 +82,9 @@ def request_document(request: ApprovalRequest) -> dict[str, Any]:
         "provenance": list(request.provenance),
         "rows": dict(request.rows),
         "message": request.message,
+        "policy_change": (
+            request.policy_change.model_dump(mode="json") if request.policy_change else None
+        ),
     }
 
 

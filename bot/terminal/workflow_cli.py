@@ -28,6 +28,7 @@ from bot.presentation.text import printable
 from bot.terminal.console import STEP_WORDS, TerminalProgress, terminal_identity
 from bot.terminal.exceptions_file import locate_exceptions
 from bot.terminal.paths import nonempty_file, output_file, readable_file
+from bot.terminal.policy_cli import decide_policy_change
 from bot.terminal.printer import Printer
 from bot.terminal.status_text import render_status
 
@@ -259,6 +260,9 @@ def _apply(
     pause_id, authorization = pause
     approver = Approver(user=user)
     progress = TerminalProgress()
+    state = service.queries.pause(pause_id)
+    if state is not None and state.request.kind is PauseKind.POLICY_CHANGE and action != "reject":
+        return decide_policy_change(service, printer, action, pause, approver, words)
     if action == "approve":
         with progress.step(STEP_WORDS["reconcile"]):
             outcome = service.decisions.confirm(pause_id, authorization, approver)

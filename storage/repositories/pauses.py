@@ -90,6 +90,22 @@ class SqlPauseRepository:
         ).all()
         return [to_pause_state(row) for row in rows]
 
+    def pending_in_channel(self, channel: str | None) -> list[PauseState]:
+        """The pending pauses of a chat channel's cases (None: the cases outside any), oldest
+        first."""
+        where = (
+            t.investigations.c.channel.is_(None)
+            if channel is None
+            else t.investigations.c.channel == channel
+        )
+        rows = self._conn.execute(
+            sa.select(t.pauses)
+            .join(t.investigations, t.investigations.c.id == t.pauses.c.investigation_id)
+            .where(where, t.pauses.c.status == PauseStatus.PENDING.value)
+            .order_by(t.pauses.c.created_at, t.pauses.c.id)
+        ).all()
+        return [to_pause_state(row) for row in rows]
+
     def apply(
         self,
         pause_id: str,

@@ -442,6 +442,17 @@ class MemoryPauseRepository:
         ]
         return sorted(states, key=lambda s: (s.request.created_at, s.request.pause_id))
 
+    def pending_in_channel(self, channel: str | None) -> list[PauseState]:
+        """The pending pauses of a channel's cases, oldest first."""
+        work = self._uow.call("pauses.pending_in_channel")
+        states = [
+            p.state
+            for p in work.pauses.values()
+            if p.state.status is PauseStatus.PENDING
+            and work.investigations[p.state.request.investigation_id].channel == channel
+        ]
+        return sorted(states, key=lambda s: (s.request.created_at, s.request.pause_id))
+
     def apply(
         self,
         pause_id: str,

@@ -1,0 +1,364 @@
+"""A change to a channel's policy is itself a request a person approves (issue 41).
+
+`propose` makes a *policy change* request in the channel: the rules it changes, before and
+after, in words, and what the change would have done to the channel's last approved
+reconciliation. Deciding it goes through the one guard like any request: its authorization
+identity binds the channel, the version in force and the proposed version; the proposer may not
+approve it (four-eyes, the approver policy's); it expires; an edit is a new proposal; a
+rejection needs a reason. Approving it puts the proposed version in force in the channel in the
+same unit of work as the claim, audited, and supersedes the channel's pending requests made
+under the old version, which are then made again under the new one.
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from agent.approval import Action, Origin
+from agent.channel_policy import channel_key, record_of, rules_of
+from agent.data.policy import Policy
+from agent.dependencies import Dependencies
+from agent.domain import (
+    ApprovalRequest,
+    Approver,
+    Investigation,
+    InvestigationStatus,
+    PauseKind,
+    PauseState,
+    Revision,
+)
+from agent.errors import ApprovalRefusedError, PolicyProposalError, ReconbotError, WorkflowError
+from agent.identity import new_id, policy_change_identity
+from agent.pause import Transition
+from agent.policy_change import (
+    APPROVED_SOURCE,
+    PolicyChange,
+    PolicyEffect,
+    proposed_policy,
+    rule_changes,
+)
+from agent.ports import Claim, UnitOfWork
+from agent.usecases.decisions import Decisions
+from agent.usecases.intake import Intake
+
+logger = logging.getLogger(__name__)
+
+POLICY_CASE_PREFIX = "POL"
+"""The prefix of a policy change's case id (an investigation's is `INV`)."""
+RECENT_CASES = 50
+"""How many of a channel's most recent cases are searched for its last approved reconciliation."""
+SEED_ACTOR = "seed"
+"""Who the first record of a channel names: the configured policy it was under until then."""
+
+
+@dataclass(frozen=True)
+class PolicyApproved:
+    """An approved change: the request, the requests of the channel it superseded (made under
+    the old version), and those made again under the new one."""
+
+    request: ApprovalRequest
+    superseded: list[str]
+    reissued: list[ApprovalRequest]
+
+
+class PolicyChanges:
+    """Propose, approve and edit changes to a channel's policy (reject and expiry are any
+    request's: `Decisions`)."""
+
+    def __init__(self, deps: Dependencies, decisions: Decisions, intake: Intake) -> None:
+        self.deps = deps
+        self.decisions = decisions
+        self.intake = intake
+
+    def propose(
+        self,
+        channel: str | None,
+        changes: dict[str, str],
+        *,
+        proposed_by: str,
+        thread_ts: str | None = None,
+        team: str | None = None,
+    ) -> ApprovalRequest:
+        """Ask the channel to approve `changes` to its policy in force (rule -> value as
+        typed). Raises PolicyProposalError naming the rule for a change that cannot be made."""
+        now = self.deps.clock.now()
+        case = Investigation(
+            id=new_id(POLICY_CASE_PREFIX),
+            status=InvestigationStatus.AWAITING_DECISION,
+            requested_by=proposed_by,
+            channel=channel,
+            thread_ts=thread_ts,
+            revision=1,
+            created_at=now,
+            team=team,
+        )
+        return self._propose_in(case, changes, (proposed_by,), new_case=True)
+
+    def _propose_in(
+        self,
+        case: Investigation,
+        changes: dict[str, str],
+        makers: tuple[str, ...],
+        *,
+        new_case: bool = False,
+        base: Policy | None = None,
+    ) -> ApprovalRequest:
+        """The request for `changes` (on top of `base`, an edited proposal's rules; else of the
+        policy in force) to the policy in force in `case`'s channel, saved as the case's one
+        pending request (the case saved too when `new_case`). Raises PolicyProposalError for
+        a change that cannot be made or that leaves the policy in force as it is."""
+        current = self.deps.policy_for(case.channel)
+        proposed = proposed_policy(base or current, changes, source=APPROVED_SOURCE)
+        if proposed.version == current.version:
+            raise PolicyProposalError("these values are the ones in force already: nothing changes")
+        request = self._request(case, current, proposed, makers)
+        with self.deps.uow() as uow:
+            if new_case:
+                revision = Revision(
+                    investigation_id=case.id,
+                    number=1,
+                    files={},
+                    input_identity=current.version,
+                    created_at=case.created_at,
+                    added_by=makers[0],
+                )
+                uow.investigations.add(case, revision)
+            uow.pauses.add(request)
+            uow.investigations.set_status(
+                case.id, InvestigationStatus.AWAITING_DECISION, actor=makers[-1]
+            )
+        logger.info(
+            "investigation=%s pause=%s channel=%s | policy change proposed",
+            case.id,
+            request.pause_id,
+            channel_key(case.channel),
+        )
+        return request
+
+    def _request(
+        self, case: Investigation, current: Policy, proposed: Policy, makers: tuple[str, ...]
+    ) -> ApprovalRequest:
+        settings, now = self.deps.settings, self.deps.clock.now()
+        pause_id = new_id("PAUSE")
+        key = channel_key(case.channel)
+        effect, missing = self._effect(case.channel, proposed)
+        change = PolicyChange(
+            channel=key,
+            before_version=current.version,
+            after_version=proposed.version,
+            after_rules=rules_of(proposed),
+            changes=rule_changes(current, proposed),
+            effect=effect,
+            effect_missing=missing,
+        )
+        words = "; ".join(c.words for c in change.changes)
+        return ApprovalRequest(
+            pause_id=pause_id,
+            investigation_id=case.id,
+            kind=PauseKind.POLICY_CHANGE,
+            revision=1,
+            files=[],
+            input_identity=current.version,
+            mapping=None,
+            mapping_digest=None,
+            fields=[],
+            clarifications=[],
+            problems=[],
+            warnings=[],
+            rows={},
+            policy_version=current.version,
+            authorization_identity=policy_change_identity(
+                pause_id=pause_id,
+                investigation_id=case.id,
+                channel=key,
+                policy_version=current.version,
+                proposed_version=proposed.version,
+            ),
+            requested_by=case.requested_by,
+            channel=case.channel,
+            thread_ts=case.thread_ts,
+            created_at=now,
+            expires_at=now + settings.approval_ttl,
+            # Four-eyes whatever the bot's setting: a rule change is never its proposer's alone.
+            approver_policy=settings.approver_policy.model_copy(update={"self_approval": False}),
+            answers={},
+            message=f"A change to the policy of {key}: {words}.",
+            team=case.team,
+            requesters=tuple(dict.fromkeys(makers)),
+            policy_change=change,
+        )
+
+    def _effect(
+        self, channel: str | None, proposed: Policy
+    ) -> tuple[PolicyEffect | None, str | None]:
+        """What `proposed` would have changed on the channel's last approved reconciliation:
+        its files reconciled again, as approved, under the proposed rules (None, and why, when
+        they could not be; None, None when the channel has none among its recent cases)."""
+        with self.deps.uow() as uow:
+            cases = [
+                c
+                for c in uow.investigations.recent(channel=channel, limit=RECENT_CASES)
+                if c.channel == channel and not c.id.startswith(POLICY_CASE_PREFIX)
+            ]
+            outcomes = [o for o in (uow.outcomes.latest(c.id) for c in cases) if o is not None]
+            latest = max(outcomes, key=lambda o: o.created_at, default=None)
+            state = uow.pauses.get(latest.pause_id) if latest is not None else None
+        if latest is None or state is None or state.request.mapping is None:
+            return None, None  # no reconciliation approved among the channel's recent cases
+        request, mapping = state.request, state.request.mapping
+        files = {ref.role: ref for ref in request.files}
+        case = latest.investigation_id
+        try:
+            with tempfile.TemporaryDirectory(dir=self.deps.settings.workdir) as folder:
+                _, summary, _, digests = self.deps.files.reconcile_and_read(
+                    files, mapping, proposed, Path(folder) / "effect.csv", 0
+                )
+        except ReconbotError as error:
+            kind = type(error).__name__  # never its text in the log: it may quote a cell
+            logger.warning("investigation=%s error=<%s> | effect not computed", case, kind)
+            return None, f"{case}'s files could not be reconciled again ({error})"
+        if {role: ref.digest for role, ref in files.items()} != digests:
+            return None, f"{latest.investigation_id}'s stored files are not the ones approved"
+        effect = PolicyEffect(
+            investigation_id=latest.investigation_id,
+            pause_id=latest.pause_id,
+            reconciled_at=latest.created_at,
+            before=dict(latest.counts),
+            after=dict(summary.counts),
+        )
+        return effect, None
+
+    def approve(
+        self,
+        pause_id: str,
+        authorization: str,
+        approver: Approver,
+        *,
+        origin: Origin | None = None,
+    ) -> PolicyApproved:
+        """Approve a policy change through the guard: in one unit of work, claim it, put its
+        version in force in its channel (audited), consume it and supersede the channel's
+        pending requests made under the old version; then make each of those again under the
+        new version. Raises ApprovalRefusedError when the approval does not apply (another
+        change was approved first: `POLICY_CHANGED`; its proposer: `NOT_AUTHORIZED`)."""
+        now = self.deps.clock.now()
+        with self.deps.uow() as uow:
+            state = uow.pauses.lock(pause_id)
+            if state is not None and state.request.kind is not PauseKind.POLICY_CHANGE:
+                raise WorkflowError(f"{pause_id} is not a policy change.")
+            channel = state.request.channel if state is not None else None
+            in_force = self.deps.policy_for(channel, uow)
+            claimed = self.decisions.decide_in(
+                uow,
+                Action.APPROVE,
+                state,
+                pause_id,
+                approver,
+                now,
+                authorization=authorization,
+                origin=origin,
+                transition=Transition.CLAIM,
+                claim=Claim(self.deps.owner, now + self.deps.settings.claim_lease),
+                status=InvestigationStatus.COMPLETED,
+                input_identity=in_force.version,
+            )
+            if not isinstance(claimed, ApprovalRefusedError):
+                superseded = self._put_in_force(uow, claimed, approver, now)
+        if isinstance(claimed, ApprovalRefusedError):
+            raise claimed
+        reissued = []
+        for investigation_id in superseded:
+            try:
+                reissued.append(
+                    self.intake.investigate_again(investigation_id, actor=approver.user)
+                )
+            except Exception:  # the case stays superseded: "investigate again" makes it later
+                logger.exception(
+                    "investigation=%s | not made again under the new policy", investigation_id
+                )
+        return PolicyApproved(claimed.request, superseded, reissued)
+
+    def _put_in_force(
+        self, uow: UnitOfWork, claimed: PauseState, approver: Approver, now: datetime
+    ) -> list[str]:
+        request = claimed.request
+        change = request.policy_change
+        assert change is not None
+        key = change.channel
+        if uow.policies.in_force(key) is None:  # the seed it replaces, as its first version
+            seed = self.deps.settings.policy
+            uow.policies.add(record_of(key, seed, since=now, by=SEED_ACTOR, source=seed.source))
+        uow.policies.add(
+            record_of(
+                key,
+                change.after(),
+                since=now,
+                by=approver.user,
+                source=f"{APPROVED_SOURCE} ({request.pause_id})",
+                pause_id=request.pause_id,
+            )
+        )
+        uow.pauses.apply(
+            request.pause_id, Transition.CONSUME, actor=approver.user, at=now, owner=self.deps.owner
+        )
+        reason = (
+            f"the policy of this channel changed to {change.after_version[:19]} "
+            f"(approved by {approver.user}, {request.pause_id}); a new request follows under it"
+        )
+        superseded = []
+        for state in uow.pauses.pending_in_channel(request.channel):
+            pending = state.request
+            if (
+                pending.kind is PauseKind.POLICY_CHANGE
+                or pending.policy_version != change.before_version
+            ):
+                continue
+            if uow.pauses.apply(
+                pending.pause_id, Transition.SUPERSEDE, actor=approver.user, at=now, reason=reason
+            ):
+                superseded.append(pending.investigation_id)
+        return superseded
+
+    def edit(
+        self,
+        pause_id: str,
+        authorization: str,
+        actor: Approver,
+        changes: dict[str, str],
+        *,
+        origin: Origin | None = None,
+    ) -> ApprovalRequest:
+        """An edit of a policy change is a new proposal from the version in force: the old
+        request is superseded (through the guard) and the new one, naming the proposer and
+        the editor, waits for someone else."""
+        now = self.deps.clock.now()
+        with self.deps.uow() as uow:
+            state = uow.pauses.lock(pause_id)
+            if state is not None and state.request.kind is not PauseKind.POLICY_CHANGE:
+                raise WorkflowError(f"{pause_id} is not a policy change.")
+            described = ", ".join(f"{key}={value}" for key, value in changes.items())
+            edited = self.decisions.decide_in(
+                uow,
+                Action.EDIT,
+                state,
+                pause_id,
+                actor,
+                now,
+                authorization=authorization,
+                origin=origin,
+                transition=Transition.SUPERSEDE,
+                reason=f"edited by {actor.user}: {described}",
+                note=described,
+            )
+            case = uow.investigations.get(state.request.investigation_id) if state else None
+        if isinstance(edited, ApprovalRefusedError):
+            raise edited
+        assert case is not None
+        makers = (*edited.request.requesters, actor.user)
+        change = edited.request.policy_change
+        base = change.after() if change is not None else None
+        return self._propose_in(case, changes, makers, base=base)

@@ -1,0 +1,233 @@
+"""A change to a channel's policy is a request a person approves, through the one guard
+(issue 41): proposed with each change in words, approved by someone other than its proposer,
+refused once another change is in force, rejected with a reason, edited into a new proposal,
+expired; approving it puts the version in force in its channel and makes the channel's pending
+requests again under it. On SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+
+import pytest
+
+from agent.channel_policy import channel_key
+from agent.data.policy import Policy
+from agent.domain import Approver, PauseKind, PauseStatus, RefusalReason
+from agent.errors import ApprovalRefusedError, PolicyProposalError
+from agent.identity import policy_change_identity
+
+from .conftest import Demo, World, uploads
+
+ALICE, BOB, CAROL = Approver(user="alice"), Approver(user="bob"), Approver(user="carol")
+TEAM = "C-TEAM"
+
+
+def test_a_proposal_says_each_change_in_words_and_binds_channel_and_versions(
+    world: World,
+) -> None:
+    request = world.service.policy_changes.propose(
+        TEAM, {"window_days_after": "7"}, proposed_by=ALICE.user
+    )
+
+    assert request.kind is PauseKind.POLICY_CHANGE
+    change = request.policy_change
+    assert change is not None
+    assert [c.words for c in change.changes] == [
+        "a capture may be up to 7 days after its order (was 30)"
+    ]
+    assert change.before_version == Policy().version == request.policy_version
+    assert change.after_version == Policy(window_days_after=7).version
+    assert request.authorization_identity == policy_change_identity(
+        pause_id=request.pause_id,
+        investigation_id=request.investigation_id,
+        channel=TEAM,
+        policy_version=change.before_version,
+        proposed_version=change.after_version,
+    )
+    assert not request.approver_policy.self_approval, "four-eyes whatever the bot's setting"
+
+
+def test_the_proposer_may_not_approve_and_someone_else_puts_it_in_force(world: World) -> None:
+    request = world.service.policy_changes.propose(
+        TEAM, {"window_days_after": "7"}, proposed_by=ALICE.user
+    )
+    with pytest.raises(ApprovalRefusedError) as refused:
+        world.service.policy_changes.approve(
+            request.pause_id, request.authorization_identity, ALICE
+        )
+    assert refused.value.reason == RefusalReason.NOT_AUTHORIZED
+    before, _ = world.saved.verify_audit()
+
+    approved = world.service.policy_changes.approve(
+        request.pause_id, request.authorization_identity, BOB
+    )
+
+    assert approved.superseded == [] and approved.reissued == []
+    shown = world.service.policies.of_channel(TEAM)
+    assert shown.policy.window_days_after == 7
+    assert [(r.by, r.pause_id) for r in shown.history] == [
+        ("seed", None),
+        (BOB.user, request.pause_id),
+    ]
+    assert world.service.policies.of_channel("C-OTHER").policy.window_days_after == 30
+    assert world.saved.pause(request.pause_id).status is PauseStatus.CONSUMED  # type: ignore[union-attr]
+    count, broken = world.saved.verify_audit()
+    assert broken is None and count > before
+    with pytest.raises(ApprovalRefusedError) as again:
+        world.service.policy_changes.approve(
+            request.pause_id, request.authorization_identity, CAROL
+        )
+    assert again.value.reason == RefusalReason.ALREADY_CONSUMED
+
+
+def test_a_change_made_under_a_version_no_longer_in_force_is_refused(world: World) -> None:
+    changes = world.service.policy_changes
+    first = changes.propose(TEAM, {"window_days_after": "7"}, proposed_by=ALICE.user)
+    second = changes.propose(TEAM, {"amount_tolerance_minor": "0"}, proposed_by=ALICE.user)
+    changes.approve(first.pause_id, first.authorization_identity, BOB)
+
+    with pytest.raises(ApprovalRefusedError) as refused:
+        changes.approve(second.pause_id, second.authorization_identity, BOB)
+
+    assert refused.value.reason == RefusalReason.POLICY_CHANGED
+    assert world.service.policies.of_channel(TEAM).policy.amount_tolerance_minor == 1
+
+
+def test_concurrent_approvals_put_one_version_in_force_once(world: World) -> None:
+    request = world.service.policy_changes.propose(
+        TEAM, {"window_days_after": "7"}, proposed_by=ALICE.user
+    )
+    results: list[object] = []
+
+    def approve(approver: Approver) -> None:
+        try:
+            results.append(
+                world.service.policy_changes.approve(
+                    request.pause_id, request.authorization_identity, approver
+                )
+            )
+        except ApprovalRefusedError as error:
+            results.append(error.reason)
+
+    threads = [threading.Thread(target=approve, args=(a,)) for a in (BOB, CAROL) * 2]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+
+    assert sum(1 for r in results if not isinstance(r, RefusalReason)) == 1
+    assert len(results) == 4
+    history = world.service.policies.of_channel(TEAM).history
+    assert len(history) == 2 and history[0].by == "seed"
+
+
+def test_a_rejection_needs_a_reason_and_an_edit_is_a_new_proposal(world: World) -> None:
+    changes = world.service.policy_changes
+    first = changes.propose(TEAM, {"window_days_after": "7"}, proposed_by=ALICE.user)
+
+    edited = changes.edit(
+        first.pause_id, first.authorization_identity, BOB, {"amount_tolerance_minor": "0"}
+    )
+
+    assert world.saved.pause(first.pause_id).status is PauseStatus.SUPERSEDED  # type: ignore[union-attr]
+    assert edited.investigation_id == first.investigation_id
+    assert {c.key for c in edited.policy_change.changes} == {  # type: ignore[union-attr]
+        "window_days_after",
+        "amount_tolerance_minor",
+    }
+    assert set(edited.requesters) == {ALICE.user, BOB.user}
+    with pytest.raises(ApprovalRefusedError) as by_editor:
+        changes.approve(edited.pause_id, edited.authorization_identity, BOB)
+    assert by_editor.value.reason == RefusalReason.NOT_AUTHORIZED
+    with pytest.raises(Exception, match="reason"):
+        world.service.decisions.reject(edited.pause_id, edited.authorization_identity, CAROL, "  ")
+    world.service.decisions.reject(
+        edited.pause_id, edited.authorization_identity, CAROL, "a week is too short"
+    )
+    with pytest.raises(ApprovalRefusedError) as rejected:
+        changes.approve(edited.pause_id, edited.authorization_identity, CAROL)
+    assert rejected.value.reason == RefusalReason.REJECTED
+    assert world.service.policies.of_channel(TEAM).seeded
+
+
+def test_a_proposal_expires(world: World) -> None:
+    request = world.service.policy_changes.propose(
+        TEAM, {"window_days_after": "7"}, proposed_by=ALICE.user
+    )
+    world.clock.advance(world.service.deps.settings.approval_ttl + timedelta(seconds=1))
+
+    with pytest.raises(ApprovalRefusedError) as refused:
+        world.service.policy_changes.approve(request.pause_id, request.authorization_identity, BOB)
+
+    assert refused.value.reason == RefusalReason.EXPIRED
+    assert world.service.policies.of_channel(TEAM).seeded
+
+
+def test_approving_supersedes_the_channel_s_pending_requests_and_makes_them_again(
+    world: World, demo: Demo
+) -> None:
+    pending = world.service.intake.start(
+        uploads(demo.orders, demo.payments), requested_by="dave", channel=TEAM, thread_ts="1.1"
+    ).request
+    elsewhere = world.service.intake.start(
+        uploads(demo.orders, demo.payments), requested_by="dave", channel="C-X", thread_ts="2.1"
+    ).request
+    assert pending is not None and elsewhere is not None
+    change = world.service.policy_changes.propose(
+        TEAM, {"window_days_after": "100"}, proposed_by=ALICE.user
+    )
+
+    approved = world.service.policy_changes.approve(
+        change.pause_id, change.authorization_identity, BOB
+    )
+
+    old = world.saved.pause(pending.pause_id)
+    assert old is not None and old.status is PauseStatus.SUPERSEDED
+    assert old.reason is not None and "policy of this channel changed" in old.reason
+    assert change.pause_id in old.reason
+    assert approved.superseded == [pending.investigation_id]
+    [again] = approved.reissued
+    assert again.investigation_id == pending.investigation_id
+    assert again.policy_version == Policy(window_days_after=100).version
+    assert world.saved.pause(elsewhere.pause_id).status is PauseStatus.PENDING  # type: ignore[union-attr]
+    outcome = world.service.decisions.confirm(again.pause_id, again.authorization_identity, BOB)
+    assert outcome.counts["capture_outside_window"] == 0
+
+
+def test_a_proposal_that_cannot_be_made_names_the_rule(world: World) -> None:
+    changes = world.service.policy_changes
+    with pytest.raises(PolicyProposalError, match="did you mean window_days_after"):
+        changes.propose(TEAM, {"window_days": "7"}, proposed_by=ALICE.user)
+    with pytest.raises(PolicyProposalError, match="whole number"):
+        changes.propose(TEAM, {"window_days_after": "a week"}, proposed_by=ALICE.user)
+    with pytest.raises(PolicyProposalError, match="in force already"):
+        changes.propose(TEAM, {"window_days_after": "30"}, proposed_by=ALICE.user)
+    with pytest.raises(PolicyProposalError, match="also in"):
+        changes.propose(TEAM, {"paid_order_statuses": "paid,voided"}, proposed_by=ALICE.user)
+    assert channel_key(None) == "(terminal)"
+
+
+def test_a_proposal_shows_what_it_would_have_changed_on_the_channel_s_last_reconciliation(
+    world: World, demo: Demo
+) -> None:
+    request = world.service.intake.start(
+        uploads(demo.orders, demo.payments), requested_by="dave", channel=TEAM, thread_ts="1.1"
+    ).request
+    assert request is not None
+    done = world.service.decisions.confirm(request.pause_id, request.authorization_identity, BOB)
+
+    change = world.service.policy_changes.propose(
+        TEAM, {"window_days_after": "100"}, proposed_by=ALICE.user
+    ).policy_change
+
+    assert change is not None and change.effect is not None
+    effect = change.effect
+    assert effect.investigation_id == request.investigation_id
+    assert effect.before == done.counts
+    assert effect.before["capture_outside_window"] > 0
+    assert effect.after["capture_outside_window"] == 0
+    other = world.service.policy_changes.propose(
+        "C-EMPTY", {"window_days_after": "100"}, proposed_by=ALICE.user
+    ).policy_change
+    assert other is not None and other.effect is None and other.effect_missing is None
