@@ -38,10 +38,12 @@ test: lint
 # The README's pictures of the local workspace (approval.png, results.png), taken by the browser
 # tests in Debian's Chromium (apt-get install chromium; fonts-noto-color-emoji for the emoji).
 screenshots: $(VENV)/.synced
-	rm -f docs/screenshots/approval.png docs/screenshots/results.png
+	rm -f docs/screenshots/approval.png docs/screenshots/results.png docs/screenshots/policy-change.png
 	RECONBOT_SCREENSHOTS=docs/screenshots $(VENV)/bin/pytest -q \
-		tests/e2e/browser/test_local_workspace.py -k demo_pair
+		tests/e2e/browser/test_local_workspace.py tests/e2e/browser/test_policy_change.py \
+		-k "demo_pair or policy_change"
 	@test -s docs/screenshots/approval.png && test -s docs/screenshots/results.png \
+		&& test -s docs/screenshots/policy-change.png \
 		|| { echo "make screenshots: no pictures taken (the skip reason is above)"; exit 1; }
 
 bench: $(VENV)/.synced

@@ -228,7 +228,9 @@ def check(
             f"{who_may_approve(request.approver_policy, makers)}.",
             state=state,
         )
-    if action in (Action.APPROVE, Action.RESUME):
+    if action in (Action.APPROVE, Action.RESUME) or (
+        action is Action.EDIT and request.kind is PauseKind.POLICY_CHANGE
+    ):  # an edited policy change made under other rules would bring those back
         _check_policy(state, facts.policy_version)
     if action is Action.APPROVE:
         _check_binding(state, facts.input_identity)

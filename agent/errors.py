@@ -209,6 +209,11 @@ class PolicyProposalError(ReconbotError):
         super().__init__(message if key is None else f"{key}: {message}")
 
 
+class PolicyConflictError(WorkflowError):
+    """A version put in force in a channel whose policy another decision changed meanwhile
+    (two changes approved at once): the later one is refused, never both applied."""
+
+
 class ConfigurationError(ReconbotError):
     """A setting that cannot work; the message names the setting and what it expects."""
 

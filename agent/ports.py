@@ -242,7 +242,8 @@ class PolicyRepository(Protocol):
         ...
 
     def add(self, record: PolicyRecord) -> None:
-        """Put `record` in force for its channel (audited)."""
+        """Put `record` in force for its channel (audited). Raises PolicyConflictError when
+        another decision put a version in force there meanwhile (never both)."""
         ...
 
 

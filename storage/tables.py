@@ -135,8 +135,12 @@ channel_policies = sa.Table(
     sa.Column("by", sa.String(200), nullable=False),
     sa.Column("source", sa.String(500), nullable=False),
     sa.Column("pause_id", sa.String(40)),
-    # The policy in force in a channel is its latest row (migration 0008).
+    # Each channel's versions in order: two decisions that put a version in force at once
+    # both take the same number, and the second is refused (migration 0008).
+    sa.Column("seq", sa.Integer, nullable=False),
+    # The policy in force in a channel is its latest row.
     sa.Index("ix_channel_policies_channel", "channel", "id"),
+    sa.Index("uq_channel_policies_seq", "channel", "seq", unique=True),
 )
 
 audit_log = sa.Table(

@@ -191,6 +191,10 @@ class Decisions:
                 note=changes,
             )
             if not isinstance(edited, ApprovalRefusedError):
+                if edited.request.kind is PauseKind.POLICY_CHANGE:  # undoes the whole unit
+                    raise WorkflowError(
+                        f"{pause_id} is a policy change: edit its rules (`PolicyChanges.edit`)."
+                    )
                 _check_fields(answers)  # an unknown field undoes the whole unit
                 request = edited.request
                 investigation = investigation_in(uow, request.investigation_id)

@@ -243,11 +243,19 @@ class Intake:
         return self.investigate_again(investigation_id, actor=actor, progress=progress)
 
     def investigate_again(
-        self, investigation_id: str, *, actor: str, progress: Progress | None = None
+        self,
+        investigation_id: str,
+        *,
+        actor: str,
+        progress: Progress | None = None,
+        answers: dict[Role, dict[str, str]] | None = None,
+        edits: tuple[tuple[str, str], ...] = (),
     ) -> ApprovalRequest:
         """Run the inspection of the current revision again, after a failed attempt (the
-        model was busy or timed out), or for a new request after the policy changed. Refused
-        when a request for it made under the policy now in force is already pending."""
+        model was busy or timed out), or for a new request after the policy changed (with the
+        `answers` and `edits` people gave the request it replaces: their readings stand, and
+        so does four-eyes over them). Refused when a request for it made under the policy now
+        in force is already pending."""
         with self.deps.uow() as uow:
             investigation = investigation_in(uow, investigation_id)
             revision = current_revision(uow, investigation_id)
@@ -270,8 +278,9 @@ class Intake:
             investigation,
             revision,
             investigate_prompt(revision.number, revision.files),
-            {},
+            dict(answers or {}),
             progress=progress,
+            edits=edits,
         )
 
     def _put(self, upload: Upload, on_readable: Readable) -> StoredBlob:

@@ -13,13 +13,11 @@ under the old version, which are then made again under the new one.
 from __future__ import annotations
 
 import logging
-import tempfile
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 
 from agent.approval import Action, Origin
-from agent.channel_policy import channel_key, record_of, rules_of
+from agent.channel_policy import TERMINAL_CHANNEL, channel_key, record_of, rules_of
 from agent.data.policy import Policy
 from agent.dependencies import Dependencies
 from agent.domain import (
@@ -31,26 +29,27 @@ from agent.domain import (
     PauseState,
     Revision,
 )
-from agent.errors import ApprovalRefusedError, PolicyProposalError, ReconbotError, WorkflowError
+from agent.errors import (
+    ApprovalRefusedError,
+    PolicyConflictError,
+    PolicyProposalError,
+    WorkflowError,
+)
 from agent.identity import new_id, policy_change_identity
 from agent.pause import Transition
 from agent.policy_change import (
     APPROVED_SOURCE,
     PolicyChange,
-    PolicyEffect,
     proposed_policy,
     rule_changes,
 )
 from agent.ports import Claim, UnitOfWork
 from agent.usecases.decisions import Decisions
 from agent.usecases.intake import Intake
+from agent.usecases.policy_effect import POLICY_CASE_PREFIX, effect_on_last_reconciliation
 
 logger = logging.getLogger(__name__)
 
-POLICY_CASE_PREFIX = "POL"
-"""The prefix of a policy change's case id (an investigation's is `INV`)."""
-RECENT_CASES = 50
-"""How many of a channel's most recent cases are searched for its last approved reconciliation."""
 SEED_ACTOR = "seed"
 """Who the first record of a channel names: the configured policy it was under until then."""
 
@@ -62,7 +61,10 @@ class PolicyApproved:
 
     request: ApprovalRequest
     superseded: list[str]
+    """The cases whose pending request was superseded."""
     reissued: list[ApprovalRequest]
+    superseded_pauses: list[str]
+    """Those requests (to show as superseded where they were posted)."""
 
 
 class PolicyChanges:
@@ -85,6 +87,8 @@ class PolicyChanges:
     ) -> ApprovalRequest:
         """Ask the channel to approve `changes` to its policy in force (rule -> value as
         typed). Raises PolicyProposalError naming the rule for a change that cannot be made."""
+        if channel == TERMINAL_CHANNEL:  # the key of the cases outside any chat channel
+            channel = None
         now = self.deps.clock.now()
         case = Investigation(
             id=new_id(POLICY_CASE_PREFIX),
@@ -96,41 +100,25 @@ class PolicyChanges:
             created_at=now,
             team=team,
         )
-        return self._propose_in(case, changes, (proposed_by,), new_case=True)
+        return self._propose_in(case, changes, (proposed_by,))
 
     def _propose_in(
-        self,
-        case: Investigation,
-        changes: dict[str, str],
-        makers: tuple[str, ...],
-        *,
-        new_case: bool = False,
-        base: Policy | None = None,
+        self, case: Investigation, changes: dict[str, str], makers: tuple[str, ...]
     ) -> ApprovalRequest:
-        """The request for `changes` (on top of `base`, an edited proposal's rules; else of the
-        policy in force) to the policy in force in `case`'s channel, saved as the case's one
-        pending request (the case saved too when `new_case`). Raises PolicyProposalError for
-        a change that cannot be made or that leaves the policy in force as it is."""
-        current = self.deps.policy_for(case.channel)
-        proposed = proposed_policy(base or current, changes, source=APPROVED_SOURCE)
-        if proposed.version == current.version:
-            raise PolicyProposalError("these values are the ones in force already: nothing changes")
-        request = self._request(case, current, proposed, makers)
+        """The request for `changes` to the policy in force in the new `case`'s channel,
+        saved with the case as its one pending request."""
+        request = self._proposal(case, changes, makers)
         with self.deps.uow() as uow:
-            if new_case:
-                revision = Revision(
-                    investigation_id=case.id,
-                    number=1,
-                    files={},
-                    input_identity=current.version,
-                    created_at=case.created_at,
-                    added_by=makers[0],
-                )
-                uow.investigations.add(case, revision)
-            uow.pauses.add(request)
-            uow.investigations.set_status(
-                case.id, InvestigationStatus.AWAITING_DECISION, actor=makers[-1]
+            revision = Revision(
+                investigation_id=case.id,
+                number=1,
+                files={},
+                input_identity=request.policy_version,
+                created_at=case.created_at,
+                added_by=makers[0],
             )
+            uow.investigations.add(case, revision)
+            uow.pauses.add(request)
         logger.info(
             "investigation=%s pause=%s channel=%s | policy change proposed",
             case.id,
@@ -139,13 +127,31 @@ class PolicyChanges:
         )
         return request
 
+    def _proposal(
+        self,
+        case: Investigation,
+        changes: dict[str, str],
+        makers: tuple[str, ...],
+        *,
+        base: Policy | None = None,
+    ) -> ApprovalRequest:
+        """The request for `changes` (on top of `base`, an edited proposal's rules; else of the
+        policy in force) to the policy in force in `case`'s channel, not saved. Raises
+        PolicyProposalError for a change that cannot be made or that leaves the policy in
+        force as it is."""
+        current = self.deps.policy_for(case.channel)
+        proposed = proposed_policy(base or current, changes, source=APPROVED_SOURCE)
+        if proposed.version == current.version:
+            raise PolicyProposalError("these values are the ones in force already: nothing changes")
+        return self._request(case, current, proposed, makers)
+
     def _request(
         self, case: Investigation, current: Policy, proposed: Policy, makers: tuple[str, ...]
     ) -> ApprovalRequest:
         settings, now = self.deps.settings, self.deps.clock.now()
         pause_id = new_id("PAUSE")
         key = channel_key(case.channel)
-        effect, missing = self._effect(case.channel, proposed)
+        effect, missing = effect_on_last_reconciliation(self.deps, case.channel, proposed)
         change = PolicyChange(
             channel=key,
             before_version=current.version,
@@ -192,46 +198,6 @@ class PolicyChanges:
             policy_change=change,
         )
 
-    def _effect(
-        self, channel: str | None, proposed: Policy
-    ) -> tuple[PolicyEffect | None, str | None]:
-        """What `proposed` would have changed on the channel's last approved reconciliation:
-        its files reconciled again, as approved, under the proposed rules (None, and why, when
-        they could not be; None, None when the channel has none among its recent cases)."""
-        with self.deps.uow() as uow:
-            cases = [
-                c
-                for c in uow.investigations.recent(channel=channel, limit=RECENT_CASES)
-                if c.channel == channel and not c.id.startswith(POLICY_CASE_PREFIX)
-            ]
-            outcomes = [o for o in (uow.outcomes.latest(c.id) for c in cases) if o is not None]
-            latest = max(outcomes, key=lambda o: o.created_at, default=None)
-            state = uow.pauses.get(latest.pause_id) if latest is not None else None
-        if latest is None or state is None or state.request.mapping is None:
-            return None, None  # no reconciliation approved among the channel's recent cases
-        request, mapping = state.request, state.request.mapping
-        files = {ref.role: ref for ref in request.files}
-        case = latest.investigation_id
-        try:
-            with tempfile.TemporaryDirectory(dir=self.deps.settings.workdir) as folder:
-                _, summary, _, digests = self.deps.files.reconcile_and_read(
-                    files, mapping, proposed, Path(folder) / "effect.csv", 0
-                )
-        except ReconbotError as error:
-            kind = type(error).__name__  # never its text in the log: it may quote a cell
-            logger.warning("investigation=%s error=<%s> | effect not computed", case, kind)
-            return None, f"{case}'s files could not be reconciled again ({error})"
-        if {role: ref.digest for role, ref in files.items()} != digests:
-            return None, f"{latest.investigation_id}'s stored files are not the ones approved"
-        effect = PolicyEffect(
-            investigation_id=latest.investigation_id,
-            pause_id=latest.pause_id,
-            reconciled_at=latest.created_at,
-            before=dict(latest.counts),
-            after=dict(summary.counts),
-        )
-        return effect, None
-
     def approve(
         self,
         pause_id: str,
@@ -245,7 +211,46 @@ class PolicyChanges:
         pending requests made under the old version; then make each of those again under the
         new version. Raises ApprovalRefusedError when the approval does not apply (another
         change was approved first: `POLICY_CHANGED`; its proposer: `NOT_AUTHORIZED`)."""
+        for attempt in range(2):
+            try:
+                claimed, replaced = self._approve_in_one_unit(
+                    pause_id, authorization, approver, origin
+                )
+                break
+            except PolicyConflictError:
+                # Another change of the channel was put in force meanwhile: nothing of this one
+                # was written; decided again, the guard now refuses it (POLICY_CHANGED).
+                if attempt:
+                    raise
+        if isinstance(claimed, ApprovalRefusedError):
+            raise claimed
+        self.deps.files.discard_sealed([old.pause_id for _, old in replaced])
+        reissued = []
+        for investigation_id, old in replaced:  # with the people's answers and edits it had
+            try:
+                again = self.intake.investigate_again(
+                    investigation_id, actor=approver.user, answers=old.answers, edits=old.edits
+                )
+            except Exception:  # the case stays superseded: "investigate again" makes it later
+                logger.exception(
+                    "investigation=%s | not made again under the new policy", investigation_id
+                )
+                continue
+            reissued.append(again)
+        return PolicyApproved(
+            claimed.request,
+            [case for case, _ in replaced],
+            reissued,
+            [old.pause_id for _, old in replaced],
+        )
+
+    def _approve_in_one_unit(
+        self, pause_id: str, authorization: str, approver: Approver, origin: Origin | None
+    ) -> tuple[PauseState | ApprovalRefusedError, list[tuple[str, ApprovalRequest]]]:
+        """The guard, the claim, the version put in force, the consumption and the channel's
+        superseded requests, in one unit of work."""
         now = self.deps.clock.now()
+        replaced: list[tuple[str, ApprovalRequest]] = []
         with self.deps.uow() as uow:
             state = uow.pauses.lock(pause_id)
             if state is not None and state.request.kind is not PauseKind.POLICY_CHANGE:
@@ -267,24 +272,12 @@ class PolicyChanges:
                 input_identity=in_force.version,
             )
             if not isinstance(claimed, ApprovalRefusedError):
-                superseded = self._put_in_force(uow, claimed, approver, now)
-        if isinstance(claimed, ApprovalRefusedError):
-            raise claimed
-        reissued = []
-        for investigation_id in superseded:
-            try:
-                reissued.append(
-                    self.intake.investigate_again(investigation_id, actor=approver.user)
-                )
-            except Exception:  # the case stays superseded: "investigate again" makes it later
-                logger.exception(
-                    "investigation=%s | not made again under the new policy", investigation_id
-                )
-        return PolicyApproved(claimed.request, superseded, reissued)
+                replaced = self._put_in_force(uow, claimed, approver, now)
+        return claimed, replaced
 
     def _put_in_force(
         self, uow: UnitOfWork, claimed: PauseState, approver: Approver, now: datetime
-    ) -> list[str]:
+    ) -> list[tuple[str, ApprovalRequest]]:
         request = claimed.request
         change = request.policy_change
         assert change is not None
@@ -320,7 +313,7 @@ class PolicyChanges:
             if uow.pauses.apply(
                 pending.pause_id, Transition.SUPERSEDE, actor=approver.user, at=now, reason=reason
             ):
-                superseded.append(pending.investigation_id)
+                superseded.append((pending.investigation_id, pending))
         return superseded
 
     def edit(
@@ -332,19 +325,28 @@ class PolicyChanges:
         *,
         origin: Origin | None = None,
     ) -> ApprovalRequest:
-        """An edit of a policy change is a new proposal from the version in force: the old
-        request is superseded (through the guard) and the new one, naming the proposer and
-        the editor, waits for someone else."""
-        now = self.deps.clock.now()
+        """An edit of a policy change is a new proposal: `changes` on top of the rules it
+        proposed, checked first (a change that cannot be made changes nothing). In one unit of
+        work, through the guard, the old request is superseded and the new one, naming the
+        proposer and the editor, waits for someone else. Refused (`POLICY_CHANGED`) once
+        another version is in force: its rules would bring the older ones back."""
         with self.deps.uow() as uow:
-            state = uow.pauses.lock(pause_id)
-            if state is not None and state.request.kind is not PauseKind.POLICY_CHANGE:
-                raise WorkflowError(f"{pause_id} is not a policy change.")
-            described = ", ".join(f"{key}={value}" for key, value in changes.items())
+            seen = uow.pauses.get(pause_id)
+            case = uow.investigations.get(seen.request.investigation_id) if seen else None
+        if seen is not None and seen.request.kind is not PauseKind.POLICY_CHANGE:
+            raise WorkflowError(f"{pause_id} is not a policy change.")
+        change = seen.request.policy_change if seen is not None else None
+        proposal = None
+        if seen is not None and case is not None and change is not None:
+            makers = (*seen.request.requesters, actor.user)
+            proposal = self._proposal(case, changes, makers, base=change.after())
+        now = self.deps.clock.now()
+        described = ", ".join(f"{key}={value}" for key, value in changes.items())
+        with self.deps.uow() as uow:
             edited = self.decisions.decide_in(
                 uow,
                 Action.EDIT,
-                state,
+                uow.pauses.lock(pause_id),
                 pause_id,
                 actor,
                 now,
@@ -353,12 +355,12 @@ class PolicyChanges:
                 transition=Transition.SUPERSEDE,
                 reason=f"edited by {actor.user}: {described}",
                 note=described,
+                status=InvestigationStatus.AWAITING_DECISION,
             )
-            case = uow.investigations.get(state.request.investigation_id) if state else None
+            if not isinstance(edited, ApprovalRefusedError):
+                assert proposal is not None
+                uow.pauses.add(proposal)
         if isinstance(edited, ApprovalRefusedError):
             raise edited
-        assert case is not None
-        makers = (*edited.request.requesters, actor.user)
-        change = edited.request.policy_change
-        base = change.after() if change is not None else None
-        return self._propose_in(case, changes, makers, base=base)
+        assert proposal is not None
+        return proposal

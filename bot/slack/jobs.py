@@ -29,6 +29,7 @@ APPROVE = "approve"
 ANSWER = "answer"
 REJECT = "reject"
 EDIT = "edit"
+PROPOSE_POLICY = "propose_policy"
 
 LANES = {
     FILES_SHARED: Lane.WORK,
@@ -40,6 +41,7 @@ LANES = {
     ANSWER: Lane.DECISIONS,
     REJECT: Lane.DECISIONS,
     EDIT: Lane.DECISIONS,
+    PROPOSE_POLICY: Lane.WORK,
 }
 
 
@@ -129,6 +131,11 @@ class Enqueue:
         args = {"metadata": metadata.encode(), "user": user, "changed": changed}
         self._put(EDIT, args, metadata.channel, metadata.thread_ts or None)
 
+    def propose_policy(self, channel: str, user: str, changes: dict[str, str]) -> None:
+        """A change to a channel's policy, proposed with `/recon policy propose`."""
+        args = {"channel": channel, "user": user, "changes": changes}
+        self._put(PROPOSE_POLICY, args, channel, None)
+
 
 class FilesShared(Protocol):
     """The handler of an upload: the event, its delivery id, which run this is."""
@@ -160,6 +167,7 @@ class JobTargets:
     answer: Callable[[Click, ClarificationAnswer], None]
     reject: Callable[[ModalMetadata, str, str], None]
     edit: Callable[[ModalMetadata, str, dict[str, str]], None]
+    propose_policy: Callable[[str, str, dict[str, str]], None]
     sweep: Callable[[], object]
     recover_claims: Callable[[], None]
 
@@ -181,6 +189,9 @@ class JobRunner:
             ),
             EDIT: lambda a, _: targets.edit(
                 ModalMetadata.decode(a["metadata"]), a["user"], dict(a["changed"])
+            ),
+            PROPOSE_POLICY: lambda a, _: targets.propose_policy(
+                a["channel"], a["user"], dict(a["changes"])
             ),
             SWEEP: lambda _a, _: self._sweep(),
         }

@@ -13,10 +13,10 @@ import shlex
 from typing import Any
 
 from agent.domain import ApprovalRequest, Approver
-from agent.errors import CommandLineError
 from agent.usecases import UseCases
 from bot.composition import build_runtime
 from bot.config import Settings
+from bot.presentation.policy_words import parse_changes
 from bot.terminal.console import terminal_identity
 from bot.terminal.printer import Printer
 
@@ -40,17 +40,6 @@ def add_commands(commands: Any) -> None:
     propose.add_argument("--channel", help="the Slack channel id (C…); default: the terminal's")
     propose.add_argument("--json", action="store_true")
     propose.set_defaults(handler=_propose)
-
-
-def parse_changes(words: list[str]) -> dict[str, str]:
-    """`KEY=VALUE` words as rule -> value; raises CommandLineError for a word without `=`."""
-    changes = {}
-    for word in words:
-        key, equals, value = word.partition("=")
-        if not equals or not key.strip():
-            raise CommandLineError(f"{word!r} is not KEY=VALUE, e.g. window_days_after=7")
-        changes[key.strip()] = value
-    return changes
 
 
 def _propose(args: argparse.Namespace) -> int:

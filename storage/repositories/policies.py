@@ -7,6 +7,7 @@ import json
 import sqlalchemy as sa
 
 from agent.channel_policy import PolicyRecord
+from agent.errors import PolicyConflictError
 from storage import tables as t
 from storage.repositories.audit import SqlAuditLog
 
@@ -39,7 +40,26 @@ class SqlPolicyRepository:
 
     def add(self, record: PolicyRecord) -> None:
         """Put `record` in force for its channel (audited "policy_in_force", with the
-        version and the rules)."""
+        version and the rules). Raises PolicyConflictError when another transaction put a
+        version in force in the channel meanwhile (the channel's next number is taken)."""
+        table = t.channel_policies
+        last = self._conn.execute(
+            sa.select(sa.func.max(table.c.seq)).where(table.c.channel == record.channel)
+        ).scalar_one_or_none()
+        try:
+            self._insert(record, int(last or 0) + 1)
+        except sa.exc.IntegrityError:
+            raise PolicyConflictError(
+                f"The policy of {record.channel} was changed by another decision meanwhile."
+            ) from None
+        self._audit.append(
+            "policy_in_force",
+            actor=record.by,
+            pause_id=record.pause_id,
+            detail={"channel": record.channel, "version": record.version, "rules": record.rules},
+        )
+
+    def _insert(self, record: PolicyRecord, seq: int) -> None:
         self._conn.execute(
             t.channel_policies.insert().values(
                 channel=record.channel,
@@ -49,13 +69,8 @@ class SqlPolicyRepository:
                 by=record.by,
                 source=record.source,
                 pause_id=record.pause_id,
+                seq=seq,
             )
-        )
-        self._audit.append(
-            "policy_in_force",
-            actor=record.by,
-            pause_id=record.pause_id,
-            detail={"channel": record.channel, "version": record.version, "rules": record.rules},
         )
 
 

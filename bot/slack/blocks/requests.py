@@ -47,6 +47,7 @@ from bot.slack.blocks.common import (
     when,
     whole,
 )
+from bot.slack.blocks.policy import policy_change_body, policy_change_message
 from bot.slack.ids import ANSWER, APPROVE, EDIT, REJECT
 from bot.slack.payloads import AnswerBlockId, ButtonValue
 
@@ -78,7 +79,9 @@ class _Cuts(list[str]):
 def request_overflows(request: ApprovalRequest) -> bool:
     """Whether the message leaves out part of the request (a long reading, many notes, many
     questions or choices): then the whole request goes with it as a text file, and the
-    message says so where it stops."""
+    message says so where it stops. A policy change never does (a dozen rules at most)."""
+    if request.kind is PauseKind.POLICY_CHANGE:
+        return False
     cuts = _Cuts(request)
     body = _described(request, cuts)
     _clarifications(request, cuts, MAX_BLOCKS - len(body) - 1)
@@ -272,6 +275,8 @@ def _buttons(request: ApprovalRequest, *, approvable: bool) -> ActionsBlock:
 
 def request_body(request: ApprovalRequest) -> list[Block]:
     """The blocks that describe a request (shared by the live message and its final states)."""
+    if request.kind is PauseKind.POLICY_CHANGE:
+        return policy_change_body(request)
     return _described(request, _Cuts(request))
 
 
@@ -330,7 +335,10 @@ NOT_WHOLE = (
 def approval_message(request: ApprovalRequest, *, whole_shown: bool = True) -> Rendered:
     """The request as posted: what it covers, and Approve / Edit mapping / Reject; with
     `whole_shown` False (a request its message cannot hold, whose whole text could not be
-    posted beside it) without Approve, saying why: nobody approves what they cannot see."""
+    posted beside it) without Approve, saying why: nobody approves what they cannot see. A
+    policy change: `policy.policy_change_message`."""
+    if request.kind is PauseKind.POLICY_CHANGE:
+        return policy_change_message(request)
     cuts = _Cuts(request, posted=whole_shown)
     blocks = _described(request, cuts)
     if not whole_shown:

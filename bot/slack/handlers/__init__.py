@@ -138,6 +138,7 @@ def job_runner(handlers: Handlers) -> JobRunner:
             answer=handlers.decisions.answer,
             reject=handlers.decisions.reject,
             edit=handlers.decisions.edit,
+            propose_policy=handlers.decisions.propose_policy,
             sweep=handlers.upkeep.sweep,
             recover_claims=handlers.upkeep.recover_claims,
         )

@@ -16,13 +16,14 @@ from slack_sdk.errors import SlackApiError
 from agent.approval import Origin
 from agent.data.schema import Role
 from agent.dependencies import SYSTEM_ACTOR
-from agent.domain import ApprovalRequest, PauseState, PauseStatus, RefusalReason
+from agent.domain import ApprovalRequest, PauseKind, PauseState, PauseStatus, RefusalReason
 from agent.errors import ApprovalRefusedError, MalformedRequestError, ReconbotError
 from agent.pause import Transition, apply
 from agent.usecases import UseCases
 from bot.jobs.queue import FIRST, Attempt
 from bot.slack import blocks
 from bot.slack.approvers import ApproverDirectory
+from bot.slack.handlers.policy_changes import approve_policy_change, propose_policy_change
 from bot.slack.payloads import (
     NOT_ISSUED,
     ButtonValue,
@@ -67,6 +68,10 @@ class DecisionHandlers:
         (`attempt.retried`) finishes the approval that run had claimed, and says so.
         """
         if attempt.retried and self._finish_interrupted(click, button, attempt):
+            return
+        pending = self.service.queries.pause(button.pause_id)
+        if pending is not None and pending.request.kind is PauseKind.POLICY_CHANGE:
+            approve_policy_change(self.service, self.approvers, self.messages, click, button)
             return
         user = click.user
         held: list[PauseState] = []
@@ -158,6 +163,11 @@ class DecisionHandlers:
                 words = blocks.INTERNAL_FAILURE if error else blocks.RESTARTED_WHILE_RECONCILING
             self.messages.report_failure(finished.state, words)
         return True
+
+    def propose_policy(self, channel: str, user: str, changes: dict[str, str]) -> None:
+        """Propose `changes` to `channel`'s policy as `user` and post the request there; a
+        change that cannot be made is told to `user` alone, naming the rule."""
+        propose_policy_change(self.service, self.messages, self.poster, channel, user, changes)
 
     def reject(self, metadata: ModalMetadata, user: str, reason: str) -> None:
         """Reject a request with the reason from the modal."""

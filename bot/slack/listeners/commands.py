@@ -12,6 +12,7 @@ from slack_bolt import Ack, App, Respond
 from agent.errors import ReconbotError
 from agent.usecases import UseCases
 from agent.usecases.common import unknown_investigation
+from bot.presentation.policy_words import parse_changes
 from bot.slack import blocks
 from bot.slack.blocks import Rendered
 from bot.slack.listeners.deps import ListenerDeps, bound
@@ -48,12 +49,29 @@ def on_recon(deps: ListenerDeps, command: dict[str, Any], respond: Respond) -> N
         rendered = blocks.list_message(listed, where=f"in <#{channel}>")
     elif verb == "policy":
         channel = str(command.get("channel_id"))
-        if channel in visibility.channels_of(user):
+        if channel not in visibility.channels_of(user):
+            rendered = blocks.problem_message("Ask in a channel you are a member of.")
+        elif len(words) > 1 and words[1].lower() == "propose":
+            rendered = _propose(deps, channel, user, words[2:])
+        else:
             shown = service.policies.of_channel(channel)
             rendered = blocks.policy_message(shown, where=f"in <#{channel}>")
-        else:
-            rendered = blocks.problem_message("Ask in a channel you are a member of.")
     respond(text=rendered.text, blocks=rendered.blocks, response_type="ephemeral")
+
+
+def _propose(deps: ListenerDeps, channel: str, user: str, words: list[str]) -> Rendered:
+    """`/recon policy propose KEY=VALUE ...`: the proposal is made and posted by a job (it
+    reconciles the channel's last approved inputs again, to show the change's effect)."""
+    try:
+        changes = parse_changes(words)
+    except ReconbotError as error:
+        return blocks.problem_message(str(error))
+    if not changes:
+        return blocks.problem_message(
+            "Which rules? `/recon policy propose window_days_after=7` (see `/recon policy`)."
+        )
+    deps.handlers.jobs.propose_policy(channel, user, changes)
+    return blocks.note("Proposing the change; the request follows in this channel.")
 
 
 def _status(

@@ -29,11 +29,14 @@ def upgrade() -> None:
         sa.Column("by", sa.String(200), nullable=False),
         sa.Column("source", sa.String(500), nullable=False),
         sa.Column("pause_id", sa.String(40)),
+        sa.Column("seq", sa.Integer, nullable=False),
     )
     op.create_index("ix_channel_policies_channel", "channel_policies", ["channel", "id"])
+    op.create_index("uq_channel_policies_seq", "channel_policies", ["channel", "seq"], unique=True)
 
 
 def downgrade() -> None:
     """Drop `channel_policies`: every channel is back under the configured policy."""
+    op.drop_index("uq_channel_policies_seq", table_name="channel_policies")
     op.drop_index("ix_channel_policies_channel", table_name="channel_policies")
     op.drop_table("channel_policies")

@@ -13,7 +13,8 @@ import pytest
 
 from agent.channel_policy import channel_key
 from agent.data.policy import Policy
-from agent.domain import Approver, PauseKind, PauseStatus, RefusalReason
+from agent.data.schema import Role
+from agent.domain import ApprovalRequest, Approver, PauseKind, PauseStatus, RefusalReason
 from agent.errors import ApprovalRefusedError, PolicyProposalError
 from agent.identity import policy_change_identity
 
@@ -231,3 +232,97 @@ def test_a_proposal_shows_what_it_would_have_changed_on_the_channel_s_last_recon
         "C-EMPTY", {"window_days_after": "100"}, proposed_by=ALICE.user
     ).policy_change
     assert other is not None and other.effect is None and other.effect_missing is None
+
+
+def test_two_changes_of_one_channel_approved_at_once_put_one_in_force(world: World) -> None:
+    changes = world.service.policy_changes
+    first = changes.propose(TEAM, {"window_days_after": "7"}, proposed_by=ALICE.user)
+    second = changes.propose(TEAM, {"amount_tolerance_minor": "0"}, proposed_by=ALICE.user)
+    results: dict[str, object] = {}
+    start = threading.Barrier(2)
+
+    def approve(request: ApprovalRequest, approver: Approver) -> None:
+        start.wait(timeout=30)
+        try:
+            changes.approve(request.pause_id, request.authorization_identity, approver)
+            results[request.pause_id] = "approved"
+        except ApprovalRefusedError as error:
+            results[request.pause_id] = error.reason
+
+    threads = [
+        threading.Thread(target=approve, args=(first, BOB)),
+        threading.Thread(target=approve, args=(second, CAROL)),
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+
+    assert sorted(map(str, results.values())) == ["POLICY_CHANGED", "approved"]
+    history = world.service.policies.of_channel(TEAM).history
+    assert [r.by for r in history].count("seed") == 1 and len(history) == 2
+    policy = world.service.policies.of_channel(TEAM).policy
+    assert (policy.window_days_after, policy.amount_tolerance_minor) in ((7, 1), (30, 0))
+
+
+def test_an_edit_that_cannot_be_made_changes_nothing(world: World) -> None:
+    changes = world.service.policy_changes
+    request = changes.propose(TEAM, {"window_days_after": "7"}, proposed_by=ALICE.user)
+
+    with pytest.raises(PolicyProposalError, match="window_dayz"):
+        changes.edit(request.pause_id, request.authorization_identity, BOB, {"window_dayz": "5"})
+    with pytest.raises(PolicyProposalError, match="in force already"):
+        changes.edit(
+            request.pause_id, request.authorization_identity, BOB, {"window_days_after": "30"}
+        )
+
+    assert world.saved.pause(request.pause_id).status is PauseStatus.PENDING  # type: ignore[union-attr]
+    assert world.saved.decisions(request.investigation_id) == []
+    changes.approve(request.pause_id, request.authorization_identity, BOB)
+    assert world.service.policies.of_channel(TEAM).policy.window_days_after == 7
+
+
+def test_a_proposal_made_under_rules_no_longer_in_force_cannot_be_edited_back(
+    world: World,
+) -> None:
+    changes = world.service.policy_changes
+    older = changes.propose(TEAM, {"window_days_after": "7"}, proposed_by=ALICE.user)
+    newer = changes.propose(TEAM, {"amount_tolerance_minor": "0"}, proposed_by=ALICE.user)
+    changes.approve(newer.pause_id, newer.authorization_identity, BOB)
+
+    with pytest.raises(ApprovalRefusedError) as refused:
+        changes.edit(
+            older.pause_id, older.authorization_identity, CAROL, {"window_hours_before": "2"}
+        )
+
+    assert refused.value.reason == RefusalReason.POLICY_CHANGED
+    assert world.service.policies.of_channel(TEAM).policy.amount_tolerance_minor == 0
+    with pytest.raises(Exception, match="policy change"):
+        world.service.decisions.edit(older.pause_id, older.authorization_identity, CAROL, {})
+    assert world.saved.pause(older.pause_id).status is PauseStatus.PENDING  # type: ignore[union-attr]
+
+
+def test_a_request_made_again_keeps_the_people_s_edits_and_four_eyes_over_them(
+    world: World, demo: Demo
+) -> None:
+    pending = world.service.intake.start(
+        uploads(demo.orders, demo.payments), requested_by="dave", channel=TEAM, thread_ts="1.1"
+    ).request
+    assert pending is not None
+    answers = {Role.ORDERS: {"customer": "Lineitem name"}}
+    edited = world.service.decisions.edit(
+        pending.pause_id, pending.authorization_identity, BOB, answers
+    )
+    change = world.service.policy_changes.propose(
+        TEAM, {"window_days_after": "100"}, proposed_by=ALICE.user
+    )
+
+    approved = world.service.policy_changes.approve(
+        change.pause_id, change.authorization_identity, CAROL
+    )
+
+    [again] = approved.reissued
+    assert again.answers == edited.answers
+    assert again.mapping is not None and again.mapping.orders.columns["customer"] == "Lineitem name"
+    assert BOB.user in again.requesters
+    assert approved.superseded_pauses == [edited.pause_id]

@@ -13,7 +13,7 @@ from typing import Any, cast
 
 import pytest
 
-from agent.domain import PauseStatus, RefusalReason
+from agent.domain import PauseKind, PauseStatus, RefusalReason
 from agent.errors import ApprovalRefusedError, ReconbotError
 from agent.usecases.recovery import Recovery
 from bot.jobs.queue import Attempt
@@ -25,7 +25,9 @@ PAUSE = "PAUSE-0123456789"
 BUTTON = ButtonValue(PAUSE, "sha256:" + "d" * 64)
 CLICK = Click("C0FINANCE", "U0ALICE", "1.0", "1.2", BUTTON.encode())
 AGAIN = Attempt(number=2, last=False, interrupted=True)
-REQUEST = SimpleNamespace(investigation_id="INV-1", channel="C0FINANCE", thread_ts="1.0")
+REQUEST = SimpleNamespace(
+    investigation_id="INV-1", channel="C0FINANCE", thread_ts="1.0", kind=PauseKind.CONFIRMATION
+)
 
 
 def _state(status: PauseStatus, decided_by: str = "U0ALICE") -> Any:

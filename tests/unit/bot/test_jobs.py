@@ -211,6 +211,14 @@ CASES = {
         (METADATA, "U0BOB", "the totals are off – see Q3 ✓"),
         {},
     ),
+    "propose_policy": Case(
+        lambda jobs: jobs.propose_policy("C0FINANCE", "U0ALICE", {"window_days_after": "7"}),
+        catalogue.PROPOSE_POLICY,
+        Lane.WORK,
+        "decisions.propose_policy",
+        ("C0FINANCE", "U0ALICE", {"window_days_after": "7"}),
+        {},
+    ),
     "edit": Case(
         lambda jobs: jobs.edit(METADATA, "U0BOB", {"payments.amount": "Net Amount"}),
         catalogue.EDIT,
@@ -266,13 +274,14 @@ def test_clicks_and_modals_go_on_the_decision_lane_and_long_work_on_the_work_lan
 def test_every_job_of_one_thread_carries_the_same_lock_and_another_thread_another() -> None:
     queue = RecordingQueue()
     jobs = Enqueue(queue)
+    channel_wide = ("publish_home", "propose_policy")  # a user's tab; a channel's policy
     for name, case in CASES.items():
-        if name != "publish_home":
+        if name not in channel_wide:
             case.enqueue(jobs)
     upload_in_thread = {**UPLOAD, "ts": "1700000000.000950", "thread_ts": THREAD}
     jobs.files_shared(upload_in_thread, "Ev02AGAIN")
     locks = {job.lock for job in queue.jobs}
-    assert len(queue.jobs) == len(CASES)
+    assert len(queue.jobs) == len(CASES) - 1
     assert locks == {thread_lock(CHANNEL, THREAD)}, queue.jobs
 
     other = RecordingQueue()

@@ -1,0 +1,110 @@
+"""A policy-change request as posted in its channel: each rule it changes in words, the
+versions, what it would have changed on the channel's last approved reconciliation, and
+Approve / Reject. Everything it would put in force is shown: a policy holds a dozen rules."""
+
+from __future__ import annotations
+
+from slack_sdk.models.blocks import ActionsBlock, Block, ButtonElement, ConfirmObject, HeaderBlock
+
+from agent.approval import approval_parties, parties_in_words, requesters_of
+from agent.domain import ApprovalRequest
+from bot.presentation.request_text import TITLES
+from bot.slack.blocks.common import (
+    MAX_HEADER,
+    MAX_SECTION,
+    Rendered,
+    context,
+    cut,
+    dicts,
+    escape,
+    mention,
+    section,
+    short_digest,
+    when,
+)
+from bot.slack.ids import APPROVE, REJECT
+from bot.slack.payloads import ButtonValue
+
+
+def policy_change_body(request: ApprovalRequest) -> list[Block]:
+    """The blocks that describe a policy change (the live message and its final states)."""
+    change = request.policy_change
+    assert change is not None
+    changes = "\n".join(f"• {escape(c.words)}" for c in change.changes)
+    blocks: list[Block] = [
+        HeaderBlock(text=cut(f"{TITLES[request.kind]} · {request.investigation_id}", MAX_HEADER)),
+        section(f"{_person(request.requested_by)} proposes, for this channel:\n{changes}"),
+        section(
+            f"Version in force `{short_digest(change.before_version)}` → proposed "
+            f"`{short_digest(change.after_version)}`. Every other rule stays as it is in force "
+            "(`/recon policy`)."
+        ),
+        section(_effect(request)),
+    ]
+    allowed, excluded = approval_parties(request.approver_policy, requesters_of(request))
+    blocks.append(
+        context(
+            f"request {request.pause_id} · who may approve: "
+            f"{parties_in_words(allowed, excluded, _person)} · expires {when(request.expires_at)}"
+        )
+    )
+    return blocks
+
+
+def policy_change_message(request: ApprovalRequest) -> Rendered:
+    """The policy change as posted: what it would put in force, and Approve / Reject."""
+    value = ButtonValue(request.pause_id, request.authorization_identity).encode()
+    buttons = ActionsBlock(
+        block_id="decision",
+        elements=[
+            ButtonElement(
+                text="Approve",
+                action_id=APPROVE,
+                value=value,
+                style="primary",
+                confirm=ConfirmObject(
+                    title="Put these rules in force?",
+                    text="Every reconciliation of this channel follows them from now on; its "
+                    "requests made under the rules in force are made again.",
+                    confirm="Approve",
+                    deny="Cancel",
+                ),
+            ),
+            ButtonElement(text="Reject", action_id=REJECT, value=value, style="danger"),
+        ],
+    )
+    change = request.policy_change
+    assert change is not None
+    said = "; ".join(c.words for c in change.changes)
+    return Rendered(
+        f"{TITLES[request.kind]} for {request.investigation_id}: {said}",
+        dicts([*policy_change_body(request), buttons]),
+    )
+
+
+def _effect(request: ApprovalRequest) -> str:
+    change = request.policy_change
+    assert change is not None
+    effect = change.effect
+    if effect is None and change.effect_missing:
+        return f"Its effect is not shown: {escape(change.effect_missing)}."
+    if effect is None:
+        return "No reconciliation was approved in this channel yet: nothing to compare."
+    names = sorted(set(effect.before) | set(effect.after))
+    moved = [
+        f"• {escape(name)}: {effect.before.get(name, 0):,} → {effect.after.get(name, 0):,}"
+        for name in names
+        if effect.before.get(name, 0) != effect.after.get(name, 0)
+    ]
+    head = (
+        f"*On {escape(effect.investigation_id)}*, the reconciliation approved "
+        f"{when(effect.reconciled_at)}, reconciled again under the proposed rules (not new "
+        "data, so shown to everyone here):"
+    )
+    body = "\n".join(moved) if moved else "no count changes."
+    return cut(f"{head}\n{body}", MAX_SECTION)
+
+
+def _person(user: str) -> str:
+    """A maker as people read them: a Slack mention, or a terminal account (`os:alice`)."""
+    return f"`{escape(user)}`" if user.startswith("os:") else mention(user)

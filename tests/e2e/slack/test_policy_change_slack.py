@@ -1,0 +1,74 @@
+"""A change to a channel's policy in Slack (issue 41): `/recon policy propose` posts a request
+in the channel with each change in words; its proposer's Approve is refused (four-eyes); another
+member's puts the rules in force in that channel, and `/recon policy` shows the new version."""
+
+from __future__ import annotations
+
+from agent.data.policy import Policy
+from tests.standins.slack import Message, SlackStandIn
+
+from .conftest import ALICE, BOB, CHANNEL, RunningBot
+
+
+def _policy_request(standin: SlackStandIn) -> Message:
+    def probe() -> Message | None:
+        for message in standin.workspace.messages:
+            if message.channel == CHANNEL and "A change to the channel's policy" in str(
+                message.blocks
+            ):
+                return message
+        return None
+
+    return standin.workspace.wait_for(probe, what="the policy change request")
+
+
+def test_a_policy_change_is_proposed_approved_by_another_member_and_put_in_force(
+    standin: SlackStandIn, bot: RunningBot
+) -> None:
+    made = standin.command(ALICE, CHANNEL, "/recon", "policy propose window_days_after=7")
+    assert made.status == 200
+
+    request = _policy_request(standin)
+    shown = str(request.blocks)
+    assert "a capture may be up to 7 days after its order (was 30)" in shown
+    assert "No reconciliation was approved in this channel yet" in shown
+    assert request.action_ids() == ["approve", "reject"]
+
+    standin.click(ALICE, request.snapshot(), "approve")
+    refusal = standin.workspace.wait_for(
+        lambda: [e for e in standin.workspace.ephemerals if "NOT_AUTHORIZED" in str(e)]
+    )[0]
+    assert "except the requester (<@U0ALICE>)" in str(refusal)
+
+    standin.click(BOB, request.snapshot(), "approve")
+    done = standin.workspace.wait_for(
+        lambda: (
+            "is in force in this channel"
+            in str(standin.workspace.message(CHANNEL, request.ts).blocks)
+            and standin.workspace.message(CHANNEL, request.ts)
+        ),
+        what="the request shown approved",
+    )
+    assert "Approved by <@U0BOB>" in str(done.blocks)
+    assert done.action_ids() == []
+
+    before = len(standin.workspace.responses)
+    assert standin.command(BOB, CHANNEL, "/recon", "policy").status == 200
+    response = standin.workspace.wait_for(
+        lambda: len(standin.workspace.responses) > before and standin.workspace.responses[-1]
+    )
+    text = str(response)
+    assert Policy(window_days_after=7).version.removeprefix("sha256:")[:12] in text
+    assert "window_days_after: 7" in text
+    assert "Versions put in force here" in text
+
+
+def test_a_proposal_that_cannot_be_made_is_told_to_its_proposer_alone(
+    standin: SlackStandIn, bot: RunningBot
+) -> None:
+    assert standin.command(ALICE, CHANNEL, "/recon", "policy propose window_days=7").status == 200
+
+    told = standin.workspace.wait_for(
+        lambda: [e for e in standin.workspace.ephemerals if "no such rule" in str(e)]
+    )[0]
+    assert "did you mean window_days_after" in str(told)
