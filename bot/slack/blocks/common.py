@@ -100,6 +100,11 @@ def _split(text: str, width: int, indent: str = "") -> list[str]:
     return pieces
 
 
+def person(user: str) -> str:
+    """A maker as people read them: a Slack mention, or a terminal account (`os:alice`)."""
+    return f"`{escape(user)}`" if user.startswith("os:") else mention(user)
+
+
 def mention(user: str) -> str:
     """A person (or a user group, `S…`) as Slack shows it: the bot's own mentions, of ids
     Slack gave it (escaped all the same, so an id can never close the mention early)."""

@@ -17,7 +17,7 @@ from bot.slack.blocks.common import (
     cut,
     dicts,
     escape,
-    mention,
+    person,
     section,
     short_digest,
     when,
@@ -33,7 +33,7 @@ def policy_change_body(request: ApprovalRequest) -> list[Block]:
     changes = "\n".join(f"• {escape(c.words)}" for c in change.changes)
     blocks: list[Block] = [
         HeaderBlock(text=cut(f"{TITLES[request.kind]} · {request.investigation_id}", MAX_HEADER)),
-        section(f"{_person(request.requested_by)} proposes, for this channel:\n{changes}"),
+        section(f"{person(request.requested_by)} proposes, for this channel:\n{changes}"),
         section(
             f"Version in force `{short_digest(change.before_version)}` → proposed "
             f"`{short_digest(change.after_version)}`. Every other rule stays as it is in force "
@@ -45,7 +45,7 @@ def policy_change_body(request: ApprovalRequest) -> list[Block]:
     blocks.append(
         context(
             f"request {request.pause_id} · who may approve: "
-            f"{parties_in_words(allowed, excluded, _person)} · expires {when(request.expires_at)}"
+            f"{parties_in_words(allowed, excluded, person)} · expires {when(request.expires_at)}"
         )
     )
     return blocks
@@ -103,8 +103,3 @@ def _effect(request: ApprovalRequest) -> str:
     )
     body = "\n".join(moved) if moved else "no count changes."
     return cut(f"{head}\n{body}", MAX_SECTION)
-
-
-def _person(user: str) -> str:
-    """A maker as people read them: a Slack mention, or a terminal account (`os:alice`)."""
-    return f"`{escape(user)}`" if user.startswith("os:") else mention(user)

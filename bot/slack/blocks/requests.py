@@ -40,6 +40,7 @@ from bot.slack.blocks.common import (
     escape,
     mention,
     packed,
+    person,
     plain,
     preformatted,
     section,
@@ -149,8 +150,8 @@ def _made_by(request: ApprovalRequest, cuts: _Cuts) -> list[Block]:
     lines = []
     for line in request.provenance:
         shown = escape(cell(line))
-        for person in people:
-            shown = shown.replace(f"by {escape(person)}", f"by {_person(person)}")
+        for maker in people:
+            shown = shown.replace(f"by {escape(maker)}", f"by {person(maker)}")
         lines.append(f"• {shown}")
     return _packed(request, "*Made by*", lines, 2, cuts)
 
@@ -163,15 +164,10 @@ def _coverage(request: ApprovalRequest) -> ContextBlock:
         f"{request.investigation_id} · revision {request.revision} · request {request.pause_id}"
         f" · inputs `{short_digest(request.input_identity)}`{mapping}"
         f" · policy `{short_digest(request.policy_version)}`"
-        f" · requested by {_person(request.requested_by)}"
+        f" · requested by {person(request.requested_by)}"
         f"{_makers(request)}"
         f" · expires {when(request.expires_at)}"
     )
-
-
-def _person(user: str) -> str:
-    """A maker as people read them: a Slack mention, or a terminal account (`os:alice`)."""
-    return f"`{escape(user)}`" if user.startswith("os:") else mention(user)
 
 
 def _makers(request: ApprovalRequest) -> str:
@@ -181,7 +177,7 @@ def _makers(request: ApprovalRequest) -> str:
     if not others:
         return ""
     edited = {who for who, _ in request.edits}
-    words = [f"{_person(u)} ({'edited' if u in edited else 'uploaded'})" for u in others]
+    words = [f"{person(u)} ({'edited' if u in edited else 'uploaded'})" for u in others]
     return " · also made by " + ", ".join(words)
 
 
