@@ -131,6 +131,15 @@ def rule_changes(before: Policy, after: Policy) -> list[RuleChange]:
     return found
 
 
+def rule_hint(key: str) -> str:
+    """What rule `key` says and how its value is written, for a form."""
+    if key in NUMBER_KEYS:
+        return _NUMBER_WORDS[key].format(n="N") + " (a whole number)"
+    if key in WORD_KEYS:
+        return f"{_LIST_WORDS[key]}, as word:meaning separated by commas"
+    return f"{_LIST_WORDS[key]}, separated by commas"
+
+
 def _value(key: str, text: str) -> Any:
     """A typed value of rule `key` as the policy reads it."""
     text = text.strip()

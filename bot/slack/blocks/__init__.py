@@ -61,6 +61,7 @@ from bot.slack.blocks.notes import (
     started_note,
     unchanged_note,
 )
+from bot.slack.blocks.policy import policy_modal
 from bot.slack.blocks.progress import TOOL_WORDS, progress_message
 from bot.slack.blocks.requests import (
     approval_message,
@@ -168,6 +169,7 @@ __all__ = [
     "options_hint",
     "picked_up_note",
     "policy_message",
+    "policy_modal",
     "problem_message",
     "progress_message",
     "refusal_message",

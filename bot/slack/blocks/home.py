@@ -33,8 +33,8 @@ HELP = (
     "2. I propose how to read them and ask for approval: *Approve*, *Edit mapping* or *Reject*.\n"
     "3. After approval I reconcile and post the exceptions, with rows and ids, in the thread.\n"
     "Ask me about any finding in the thread. Commands: `/recon status INV-…`, `/recon list`, "
-    "`/recon policy` (the rules this channel reconciles under; `/recon policy propose "
-    "window_days_after=7` asks for a change), `/recon help`."
+    "`/recon policy` (a form to propose new values of this channel's rules; `/recon policy "
+    "show` shows them), `/recon help`."
 )
 
 

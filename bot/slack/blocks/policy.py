@@ -4,10 +4,24 @@ Approve / Reject. Everything it would put in force is shown: a policy holds a do
 
 from __future__ import annotations
 
-from slack_sdk.models.blocks import ActionsBlock, Block, ButtonElement, ConfirmObject, HeaderBlock
+from typing import Any
+
+from slack_sdk.models.blocks import (
+    ActionsBlock,
+    Block,
+    ButtonElement,
+    ConfirmObject,
+    HeaderBlock,
+    InputBlock,
+    PlainTextInputElement,
+)
+from slack_sdk.models.views import View
 
 from agent.approval import approval_parties, parties_in_words, requesters_of
+from agent.data.policy import RULE_KEYS, Policy
 from agent.domain import ApprovalRequest
+from agent.policy_change import rule_hint
+from agent.usecases.policies import ChannelPolicy
 from bot.presentation.request_text import TITLES
 from bot.slack.blocks.common import (
     MAX_HEADER,
@@ -22,7 +36,7 @@ from bot.slack.blocks.common import (
     short_digest,
     when,
 )
-from bot.slack.ids import APPROVE, REJECT
+from bot.slack.ids import APPROVE, POLICY_VIEW, REJECT, RULE_BLOCK_PREFIX, RULE_INPUT
 from bot.slack.payloads import ButtonValue
 
 
@@ -103,3 +117,55 @@ def _effect(request: ApprovalRequest) -> str:
     )
     body = "\n".join(moved) if moved else "no count changes."
     return cut(f"{head}\n{body}", MAX_SECTION)
+
+
+def rule_text(policy: Policy, key: str) -> str:
+    """A rule's value as the form and `/recon policy propose` write it: a number, status words
+    separated by commas, or `word:meaning` pairs separated by commas."""
+    value = getattr(policy, key)
+    if isinstance(value, int):
+        return str(value)
+    if value and isinstance(value[0], tuple):
+        return ", ".join(f"{word}:{meaning}" for word, meaning in value)
+    return ", ".join(value)
+
+
+def policy_modal(shown: ChannelPolicy, channel: str) -> dict[str, Any]:
+    """`/recon policy`: the channel's policy in force (its version, where it came from, the
+    versions before it) and every rule as today, to propose new values (submitted: a
+    policy-change request in the channel, for someone else to approve)."""
+    policy = shown.policy
+    history = (
+        "the configured policy (no change approved in this channel)"
+        if shown.seeded
+        else f"{len(shown.history)} versions put in force here; the latest "
+        f"{when(shown.history[-1].since)} by {person(shown.history[-1].by)}"
+    )
+    blocks: list[Block] = [
+        section(
+            f"Version in force `{short_digest(policy.version)}`: {history}. Change the values "
+            "you want to change: the change is posted in the channel for someone else to approve."
+        )
+    ]
+    for key in RULE_KEYS:
+        blocks.append(
+            InputBlock(
+                block_id=f"{RULE_BLOCK_PREFIX}{key}",
+                label=cut(key, 2000),
+                optional=True,
+                element=PlainTextInputElement(
+                    action_id=RULE_INPUT, initial_value=rule_text(policy, key) or None
+                ),
+                hint=cut(rule_hint(key), 2000),
+            )
+        )
+    view = View(
+        type="modal",
+        callback_id=POLICY_VIEW,
+        title="Channel policy",
+        submit="Propose",
+        close="Cancel",
+        private_metadata=channel,
+        blocks=blocks,
+    )
+    return view.to_dict()

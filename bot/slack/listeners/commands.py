@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from slack_bolt import Ack, App, Respond
+from slack_sdk import WebClient
 
 from agent.errors import ReconbotError
 from agent.usecases import UseCases
@@ -29,7 +30,9 @@ def acknowledge(ack: Ack) -> None:
     ack()
 
 
-def on_recon(deps: ListenerDeps, command: dict[str, Any], respond: Respond) -> None:
+def on_recon(
+    deps: ListenerDeps, command: dict[str, Any], respond: Respond, client: WebClient
+) -> None:
     """`/recon status INV-…`, `/recon list`, `/recon policy` or help, answered to the caller
     alone (a channel's list and policy to its members only)."""
     service, visibility = deps.service, deps.visibility
@@ -53,7 +56,13 @@ def on_recon(deps: ListenerDeps, command: dict[str, Any], respond: Respond) -> N
             rendered = blocks.problem_message("Ask in a channel you are a member of.")
         elif len(words) > 1 and words[1].lower() == "propose":
             rendered = _propose(deps, channel, user, words[2:])
-        else:
+        elif len(words) == 1 and command.get("trigger_id"):  # the form, with today's values
+            shown = service.policies.of_channel(channel)
+            client.views_open(
+                trigger_id=str(command["trigger_id"]), view=blocks.policy_modal(shown, channel)
+            )
+            return
+        else:  # `/recon policy show`
             shown = service.policies.of_channel(channel)
             rendered = blocks.policy_message(shown, where=f"in <#{channel}>")
     respond(text=rendered.text, blocks=rendered.blocks, response_type="ephemeral")

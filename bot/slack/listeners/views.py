@@ -10,6 +10,7 @@ from slack_bolt import Ack, App
 
 from agent.errors import MalformedRequestError
 from bot.slack import blocks
+from bot.slack.ids import POLICY_VIEW, RULE_BLOCK_PREFIX, RULE_INPUT
 from bot.slack.listeners.deps import ListenerDeps, bound
 from bot.slack.payloads import NOT_ISSUED, ModalMetadata, option_lines_problem
 
@@ -64,6 +65,46 @@ def register(app: App, deps: ListenerDeps) -> None:
     """Register the view listeners."""
     app.view(blocks.REJECT_VIEW)(bound(on_reject, deps))
     app.view(blocks.EDIT_VIEW)(bound(on_edit, deps))
+    app.view(POLICY_VIEW)(bound(on_policy, deps))
+
+
+def proposed_rules(view: dict[str, Any]) -> dict[str, str]:
+    """The rules whose value the person changed in the `/recon policy` form: key -> text."""
+    view = _dict(view)
+    values = _dict(_dict(view.get("state")).get("values"))
+    changed: dict[str, str] = {}
+    for block in input_blocks(view):
+        block_id = block["block_id"]
+        if not block_id.startswith(RULE_BLOCK_PREFIX):
+            continue
+        if RULE_INPUT not in _dict(values.get(block_id)):
+            continue  # not sent: as it was
+        initial = _dict(block.get("element")).get("initial_value") or ""
+        entered = _dict(_dict(values.get(block_id)).get(RULE_INPUT)).get("value") or ""
+        if isinstance(entered, str) and entered.strip() != str(initial).strip():
+            changed[block_id.removeprefix(RULE_BLOCK_PREFIX)] = entered
+    return changed
+
+
+def on_policy(deps: ListenerDeps, ack: Ack, body: dict[str, Any], view: dict[str, Any]) -> None:
+    """The `/recon policy` form submitted: at least one rule changed, by a member of the
+    channel; then the proposal is enqueued (it is posted in the channel)."""
+    view, user = _dict(view), _user(body)
+    channel = view.get("private_metadata")
+    first = next((b["block_id"] for b in input_blocks(view)), "")
+    if (
+        user is None
+        or not isinstance(channel, str)
+        or channel not in deps.visibility.channels_of(user)
+    ):
+        ack(response_action="errors", errors={first: "Propose in a channel you are a member of."})
+        return
+    changes = proposed_rules(view)
+    if not changes:
+        ack(response_action="errors", errors={first: "Change at least one value to propose."})
+        return
+    ack()
+    deps.handlers.jobs.propose_policy(channel, user, changes)
 
 
 def on_reject(deps: ListenerDeps, ack: Ack, body: dict[str, Any], view: dict[str, Any]) -> None:

@@ -24,7 +24,14 @@ def _say(page: Any, text: str) -> None:
 
 
 def test_a_policy_change_proposed_and_approved_in_the_browser(page: Any, local: LocalRun) -> None:
-    _say(page, "/recon policy propose window_days_after=7")
+    _say(page, "/recon policy")
+    modal = page.locator("form.modal")
+    expect(modal.locator(".dialog-title")).to_have_text("Channel policy")
+    rule = modal.locator(".bk-input-block[data-block-id='rule:window_days_after'] input")
+    expect(rule).to_have_value("30")
+    rule.fill("7")
+    modal.locator(".modal-submit").click()
+    expect(modal).to_have_count(0)
     channel = page.locator("#channel-messages")
     request = channel.locator(".message", has=page.locator(".bk-header")).filter(
         has_text="A change to the channel's policy"
@@ -48,5 +55,5 @@ def test_a_policy_change_proposed_and_approved_in_the_browser(page: Any, local: 
     expect(request).to_contain_text("is in force in this channel")
     expect(request.locator("button")).to_have_count(0)
 
-    _say(page, "/recon policy")
+    _say(page, "/recon policy show")
     expect(channel.locator(".message.ephemeral").last).to_contain_text("window_days_after: 7")

@@ -214,7 +214,7 @@ def test_recon_policy_shows_the_channel_s_policy_in_force_to_the_caller_alone(
 ) -> None:
     from agent.data.policy import Policy
 
-    assert standin.command(ALICE, CHANNEL, "/recon", "policy").status == 200
+    assert standin.command(ALICE, CHANNEL, "/recon", "policy show").status == 200
 
     [response] = standin.workspace.wait_for(
         lambda: len(standin.workspace.responses) >= 1 and standin.workspace.responses

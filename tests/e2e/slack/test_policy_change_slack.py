@@ -4,6 +4,8 @@ member's puts the rules in force in that channel, and `/recon policy` shows the 
 
 from __future__ import annotations
 
+from typing import Any
+
 from agent.data.policy import Policy
 from tests.standins.slack import Message, SlackStandIn
 
@@ -53,7 +55,7 @@ def test_a_policy_change_is_proposed_approved_by_another_member_and_put_in_force
     assert done.action_ids() == []
 
     before = len(standin.workspace.responses)
-    assert standin.command(BOB, CHANNEL, "/recon", "policy").status == 200
+    assert standin.command(BOB, CHANNEL, "/recon", "policy show").status == 200
     response = standin.workspace.wait_for(
         lambda: len(standin.workspace.responses) > before and standin.workspace.responses[-1]
     )
@@ -61,6 +63,34 @@ def test_a_policy_change_is_proposed_approved_by_another_member_and_put_in_force
     assert Policy(window_days_after=7).version.removeprefix("sha256:")[:12] in text
     assert "window_days_after: 7" in text
     assert "Versions put in force here" in text
+
+
+def test_recon_policy_opens_a_form_with_today_s_values_and_proposes_what_changed(
+    standin: SlackStandIn, bot: RunningBot
+) -> None:
+    assert standin.command(ALICE, CHANNEL, "/recon", "policy").status == 200
+
+    def form() -> dict[str, Any] | None:
+        for view in standin.workspace.views.values():
+            if view.get("callback_id") == "policy_view":
+                return view
+        return None
+
+    view = standin.workspace.wait_for(form, what="the policy form")
+    rules = {b["block_id"]: b for b in view["blocks"] if b["type"] == "input"}
+    assert rules["rule:window_days_after"]["element"]["initial_value"] == "30"
+    assert "days after its order" in rules["rule:window_days_after"]["hint"]["text"]
+
+    unchanged = standin.submit_view(ALICE, view["id"], {})
+    assert unchanged.json()["response_action"] == "errors"
+    done = standin.submit_view(
+        ALICE, view["id"], {"rule:window_days_after": {"value": {"value": "7"}}}
+    )
+    assert done.status == 200
+
+    request = _policy_request(standin)
+    assert "a capture may be up to 7 days after its order (was 30)" in str(request.blocks)
+    assert "amounts agree" not in str(request.blocks), "only what was changed is proposed"
 
 
 def test_a_proposal_that_cannot_be_made_is_told_to_its_proposer_alone(
