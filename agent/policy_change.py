@@ -19,6 +19,9 @@ from agent.channel_policy import rules_of
 from agent.data.policy import NUMBER_KEYS, RULE_KEYS, STATUS_KEYS, WORD_KEYS, Policy
 from agent.errors import PolicyProposalError
 
+MAX_VALUE_CHARS = 1000
+"""The longest value a rule may be given (a list of status words): a request shows every
+change whole, one section each, within Block Kit's 3,000 characters."""
 APPROVED_SOURCE = "approved in the channel"
 """Where a version put in force by an approved change came from (with the request's id)."""
 
@@ -143,6 +146,11 @@ def rule_hint(key: str) -> str:
 def _value(key: str, text: str) -> Any:
     """A typed value of rule `key` as the policy reads it."""
     text = text.strip()
+    if len(text) > MAX_VALUE_CHARS:
+        raise PolicyProposalError(
+            f"is {len(text):,} characters long; a rule's value may have {MAX_VALUE_CHARS:,}",
+            key=key,
+        )
     if key in NUMBER_KEYS:
         try:
             return int(text)

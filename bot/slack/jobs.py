@@ -131,9 +131,12 @@ class Enqueue:
         args = {"metadata": metadata.encode(), "user": user, "changed": changed}
         self._put(EDIT, args, metadata.channel, metadata.thread_ts or None)
 
-    def propose_policy(self, channel: str, user: str, changes: dict[str, str]) -> None:
-        """A change to a channel's policy, proposed with `/recon policy propose`."""
-        args = {"channel": channel, "user": user, "changes": changes}
+    def propose_policy(
+        self, channel: str, user: str, changes: dict[str, str], team: str | None = None
+    ) -> None:
+        """A change to a channel's policy, proposed with `/recon policy` (its Slack workspace:
+        `team`, which the request's origin check compares)."""
+        args = {"channel": channel, "user": user, "changes": changes, "team": team}
         self._put(PROPOSE_POLICY, args, channel, None)
 
 
@@ -167,7 +170,7 @@ class JobTargets:
     answer: Callable[[Click, ClarificationAnswer], None]
     reject: Callable[[ModalMetadata, str, str], None]
     edit: Callable[[ModalMetadata, str, dict[str, str]], None]
-    propose_policy: Callable[[str, str, dict[str, str]], None]
+    propose_policy: Callable[[str, str, dict[str, str], str | None], None]
     sweep: Callable[[], object]
     recover_claims: Callable[[], None]
 
@@ -191,7 +194,7 @@ class JobRunner:
                 ModalMetadata.decode(a["metadata"]), a["user"], dict(a["changed"])
             ),
             PROPOSE_POLICY: lambda a, _: targets.propose_policy(
-                a["channel"], a["user"], dict(a["changes"])
+                a["channel"], a["user"], dict(a["changes"]), a.get("team")
             ),
             SWEEP: lambda _a, _: self._sweep(),
         }

@@ -4,6 +4,7 @@ Approve / Reject. Everything it would put in force is shown: a policy holds a do
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from slack_sdk.models.blocks import (
@@ -20,7 +21,7 @@ from slack_sdk.models.views import View
 from agent.approval import approval_parties, parties_in_words, requesters_of
 from agent.data.policy import RULE_KEYS, Policy
 from agent.domain import ApprovalRequest
-from agent.policy_change import rule_hint
+from agent.policy_change import MAX_VALUE_CHARS, rule_hint
 from agent.usecases.policies import ChannelPolicy
 from bot.presentation.request_text import TITLES
 from bot.slack.blocks.common import (
@@ -44,10 +45,11 @@ def policy_change_body(request: ApprovalRequest) -> list[Block]:
     """The blocks that describe a policy change (the live message and its final states)."""
     change = request.policy_change
     assert change is not None
-    changes = "\n".join(f"• {escape(c.words)}" for c in change.changes)
     blocks: list[Block] = [
         HeaderBlock(text=cut(f"{TITLES[request.kind]} · {request.investigation_id}", MAX_HEADER)),
-        section(f"{person(request.requested_by)} proposes, for this channel:\n{changes}"),
+        section(f"{person(request.requested_by)} proposes, for this channel:"),
+        # One section a change: a value is at most `MAX_VALUE_CHARS`, so none is ever cut.
+        *(section(f"• {escape(c.words)}") for c in change.changes),
         section(
             f"Version in force `{short_digest(change.before_version)}` → proposed "
             f"`{short_digest(change.after_version)}`. Every other rule stays as it is in force "
@@ -89,7 +91,7 @@ def policy_change_message(request: ApprovalRequest) -> Rendered:
     )
     change = request.policy_change
     assert change is not None
-    said = "; ".join(c.words for c in change.changes)
+    said = escape("; ".join(c.words for c in change.changes))  # notifications read it too
     return Rendered(
         f"{TITLES[request.kind]} for {request.investigation_id}: {said}",
         dicts([*policy_change_body(request), buttons]),
@@ -130,7 +132,7 @@ def rule_text(policy: Policy, key: str) -> str:
     return ", ".join(value)
 
 
-def policy_modal(shown: ChannelPolicy, channel: str) -> dict[str, Any]:
+def policy_modal(shown: ChannelPolicy, channel: str, team: str | None = None) -> dict[str, Any]:
     """`/recon policy`: the channel's policy in force (its version, where it came from, the
     versions before it) and every rule as today, to propose new values (submitted: a
     policy-change request in the channel, for someone else to approve)."""
@@ -154,7 +156,9 @@ def policy_modal(shown: ChannelPolicy, channel: str) -> dict[str, Any]:
                 label=cut(key, 2000),
                 optional=True,
                 element=PlainTextInputElement(
-                    action_id=RULE_INPUT, initial_value=rule_text(policy, key) or None
+                    action_id=RULE_INPUT,
+                    initial_value=rule_text(policy, key) or None,
+                    max_length=MAX_VALUE_CHARS,
                 ),
                 hint=cut(rule_hint(key), 2000),
             )
@@ -165,7 +169,7 @@ def policy_modal(shown: ChannelPolicy, channel: str) -> dict[str, Any]:
         title="Channel policy",
         submit="Propose",
         close="Cancel",
-        private_metadata=channel,
+        private_metadata=json.dumps({"channel": channel, "team": team}),
         blocks=blocks,
     )
     return view.to_dict()

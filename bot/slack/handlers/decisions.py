@@ -164,10 +164,14 @@ class DecisionHandlers:
             self.messages.report_failure(finished.state, words)
         return True
 
-    def propose_policy(self, channel: str, user: str, changes: dict[str, str]) -> None:
+    def propose_policy(
+        self, channel: str, user: str, changes: dict[str, str], team: str | None = None
+    ) -> None:
         """Propose `changes` to `channel`'s policy as `user` and post the request there; a
         change that cannot be made is told to `user` alone, naming the rule."""
-        propose_policy_change(self.service, self.messages, self.poster, channel, user, changes)
+        propose_policy_change(
+            self.service, self.messages, self.poster, channel, user, changes, team
+        )
 
     def reject(self, metadata: ModalMetadata, user: str, reason: str) -> None:
         """Reject a request with the reason from the modal."""

@@ -21,11 +21,12 @@ def propose_policy_change(
     channel: str,
     user: str,
     changes: dict[str, str],
+    team: str | None = None,
 ) -> None:
     """Propose `changes` to `channel`'s policy as `user`, posting the request in the channel
     (its thread is the request's own); a change that cannot be made is told to `user` alone."""
     try:
-        request = service.policy_changes.propose(channel, changes, proposed_by=user)
+        request = service.policy_changes.propose(channel, changes, proposed_by=user, team=team)
     except PolicyProposalError as error:
         poster.ephemeral(channel, user, None, blocks.problem_message(str(error)))
         return

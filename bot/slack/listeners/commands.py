@@ -55,11 +55,13 @@ def on_recon(
         if channel not in visibility.channels_of(user):
             rendered = blocks.problem_message("Ask in a channel you are a member of.")
         elif len(words) > 1 and words[1].lower() == "propose":
-            rendered = _propose(deps, channel, user, words[2:])
+            rendered = _propose(deps, channel, user, words[2:], command.get("team_id"))
         elif len(words) == 1 and command.get("trigger_id"):  # the form, with today's values
             shown = service.policies.of_channel(channel)
+            team = str(command.get("team_id") or "") or None
             client.views_open(
-                trigger_id=str(command["trigger_id"]), view=blocks.policy_modal(shown, channel)
+                trigger_id=str(command["trigger_id"]),
+                view=blocks.policy_modal(shown, channel, team),
             )
             return
         else:  # `/recon policy show`
@@ -68,7 +70,9 @@ def on_recon(
     respond(text=rendered.text, blocks=rendered.blocks, response_type="ephemeral")
 
 
-def _propose(deps: ListenerDeps, channel: str, user: str, words: list[str]) -> Rendered:
+def _propose(
+    deps: ListenerDeps, channel: str, user: str, words: list[str], command_team: object
+) -> Rendered:
     """`/recon policy propose KEY=VALUE ...`: the proposal is made and posted by a job (it
     reconciles the channel's last approved inputs again, to show the change's effect)."""
     try:
@@ -79,7 +83,8 @@ def _propose(deps: ListenerDeps, channel: str, user: str, words: list[str]) -> R
         return blocks.problem_message(
             "Which rules? `/recon policy propose window_days_after=7` (see `/recon policy`)."
         )
-    deps.handlers.jobs.propose_policy(channel, user, changes)
+    team = str(command_team or "") or None
+    deps.handlers.jobs.propose_policy(channel, user, changes, team)
     return blocks.note("Proposing the change; the request follows in this channel.")
 
 

@@ -4,6 +4,7 @@ modal (at least one field changed). Form problems are answered in the modal itse
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from slack_bolt import Ack, App
@@ -90,8 +91,15 @@ def on_policy(deps: ListenerDeps, ack: Ack, body: dict[str, Any], view: dict[str
     """The `/recon policy` form submitted: at least one rule changed, by a member of the
     channel; then the proposal is enqueued (it is posted in the channel)."""
     view, user = _dict(view), _user(body)
-    channel = view.get("private_metadata")
+    try:
+        where = _dict(json.loads(str(view.get("private_metadata") or "")))
+    except ValueError:
+        where = {}
+    channel, team = where.get("channel"), where.get("team")
     first = next((b["block_id"] for b in input_blocks(view)), "")
+    if not first or (team is not None and not isinstance(team, str)):
+        ack(response_action="errors", errors={blocks.REASON_BLOCK: NOT_ISSUED})
+        return
     if (
         user is None
         or not isinstance(channel, str)
@@ -104,7 +112,7 @@ def on_policy(deps: ListenerDeps, ack: Ack, body: dict[str, Any], view: dict[str
         ack(response_action="errors", errors={first: "Change at least one value to propose."})
         return
     ack()
-    deps.handlers.jobs.propose_policy(channel, user, changes)
+    deps.handlers.jobs.propose_policy(channel, user, changes, team)
 
 
 def on_reject(deps: ListenerDeps, ack: Ack, body: dict[str, Any], view: dict[str, Any]) -> None:

@@ -326,3 +326,20 @@ def test_a_request_made_again_keeps_the_people_s_edits_and_four_eyes_over_them(
     assert again.mapping is not None and again.mapping.orders.columns["customer"] == "Lineitem name"
     assert BOB.user in again.requesters
     assert approved.superseded_pauses == [edited.pause_id]
+
+
+def test_what_people_typed_is_shown_whole_and_never_as_a_mention_or_a_link(world: World) -> None:
+    from bot.slack.blocks.policy import policy_change_message
+
+    changes = world.service.policy_changes
+    request = changes.propose(
+        TEAM, {"paid_order_statuses": "paid, <!channel>"}, proposed_by=ALICE.user
+    )
+    rendered = policy_change_message(request)
+
+    assert "<!channel>" not in rendered.text and "&lt;!channel&gt;" in rendered.text
+    assert "<!channel>" not in str(rendered.blocks)
+    with pytest.raises(PolicyProposalError, match="may have 1,000"):
+        changes.propose(
+            TEAM, {"failed_payment_statuses": ", ".join(["declined"] * 200)}, proposed_by="x"
+        )

@@ -216,7 +216,7 @@ CASES = {
         catalogue.PROPOSE_POLICY,
         Lane.WORK,
         "decisions.propose_policy",
-        ("C0FINANCE", "U0ALICE", {"window_days_after": "7"}),
+        ("C0FINANCE", "U0ALICE", {"window_days_after": "7"}, None),
         {},
     ),
     "edit": Case(
