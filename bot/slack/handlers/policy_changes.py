@@ -4,6 +4,10 @@ of them made again under the new rules in its own thread (`PolicyChanges.approve
 
 from __future__ import annotations
 
+import logging
+
+from slack_sdk.errors import SlackApiError
+
 from agent.domain import PauseState
 from agent.errors import ApprovalRefusedError, PolicyProposalError
 from agent.usecases import UseCases
@@ -12,6 +16,8 @@ from bot.slack.approvers import ApproverDirectory
 from bot.slack.payloads import ButtonValue, Click
 from bot.slack.poster import ThreadPoster
 from bot.slack.request_messages import RequestMessages
+
+logger = logging.getLogger(__name__)
 
 
 def propose_policy_change(
@@ -24,13 +30,25 @@ def propose_policy_change(
     team: str | None = None,
 ) -> None:
     """Propose `changes` to `channel`'s policy as `user`, posting the request in the channel
-    (its thread is the request's own); a change that cannot be made is told to `user` alone."""
+    (its thread is the request's own); a change that cannot be made is told to `user` alone,
+    and so is a failure on reconbot's side (with the log's reference), never silence."""
     try:
         request = service.policy_changes.propose(channel, changes, proposed_by=user, team=team)
+        messages.post(request)
     except PolicyProposalError as error:
-        poster.ephemeral(channel, user, None, blocks.problem_message(str(error)))
-        return
-    messages.post(request)
+        _tell(poster, channel, user, blocks.problem_message(str(error)))
+    except Exception:
+        ref = messages.log_internal_error("proposing a policy change")
+        _tell(poster, channel, user, blocks.internal_error_message(ref))
+
+
+def _tell(poster: ThreadPoster, channel: str, user: str, rendered: blocks.Rendered) -> None:
+    """Say `rendered` to `user` alone in `channel` (what fails here is logged: nothing else is
+    left to tell them)."""
+    try:
+        poster.ephemeral(channel, user, None, rendered)
+    except SlackApiError:
+        logger.exception("channel=%s | could not tell the proposer", channel)
 
 
 def approve_policy_change(
