@@ -66,6 +66,13 @@ class PolicyApproved:
     superseded_pauses: list[str]
     """Those requests (to show as superseded where they were posted)."""
 
+    @property
+    def not_reissued(self) -> list[str]:
+        """The superseded cases whose new request could not be made (the model was busy):
+        said to the approver, each to be investigated again."""
+        made = {request.investigation_id for request in self.reissued}
+        return [case for case in self.superseded if case not in made]
+
 
 class PolicyChanges:
     """Propose, approve and edit changes to a channel's policy (reject and expiry are any

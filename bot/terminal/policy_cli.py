@@ -88,11 +88,17 @@ def decide_policy_change(
         "version": change.after_version,
         "superseded": approved.superseded,
         "reissued": [r.pause_id for r in approved.reissued],
+        "not_reissued": approved.not_reissued,
     }
     text = [f"Policy {change.after_version} is in force in {change.channel}."]
     text.extend(
         f"{r.investigation_id}: its pending request was made again under it ({r.pause_id})."
         for r in approved.reissued
+    )
+    text.extend(
+        f"{case}: its request was superseded, and its new one could not be made now (the log "
+        f"says why); `reconbot status {case}` shows it waiting."
+        for case in approved.not_reissued
     )
     printer.emit(document, "\n".join(text))
     return EXIT_OK

@@ -80,6 +80,11 @@ def approve_policy_change(
     if done is not None:
         again = len(approved.reissued)
         made = f"; {again} pending request(s) made again under them" if again else ""
+        if approved.not_reissued:  # never a case left without a word
+            made += (
+                f"; could not be made again now (the log says why): "
+                f"{', '.join(approved.not_reissued)}"
+            )
         line = (
             f":white_check_mark: *Approved by {blocks.mention(user)}*: version "
             f"`{blocks.short_digest(change.after_version)}` is in force in this channel{made}."

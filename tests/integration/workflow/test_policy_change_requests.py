@@ -343,3 +343,26 @@ def test_what_people_typed_is_shown_whole_and_never_as_a_mention_or_a_link(world
         changes.propose(
             TEAM, {"failed_payment_statuses": ", ".join(["declined"] * 200)}, proposed_by="x"
         )
+
+
+def test_a_case_whose_new_request_cannot_be_made_is_named_to_the_approver(
+    world: World, demo: Demo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pending = world.service.intake.start(
+        uploads(demo.orders, demo.payments), requested_by="dave", channel=TEAM, thread_ts="1.1"
+    ).request
+    assert pending is not None
+    change = world.service.policy_changes.propose(
+        TEAM, {"window_days_after": "100"}, proposed_by=ALICE.user
+    )
+
+    def busy(*_args: object, **_kwargs: object) -> None:
+        raise RuntimeError("the model is busy")
+
+    monkeypatch.setattr(world.service.policy_changes.intake, "investigate_again", busy)
+    approved = world.service.policy_changes.approve(
+        change.pause_id, change.authorization_identity, BOB
+    )
+
+    assert approved.reissued == []
+    assert approved.not_reissued == [pending.investigation_id]
