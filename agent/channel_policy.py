@@ -57,6 +57,8 @@ class PolicyRecord(BaseModel):
     """Where it came from, for people: the policy file, the defaults, or the approved change."""
     pause_id: str | None = None
     """The approved policy-change request that put it in force (None for the seed)."""
+    number: int = 0
+    """Its place among the channel's versions (1 is the first; 0 until it is stored)."""
 
     def policy(self) -> Policy:
         """The policy these rules make (its version is this record's while the built-in

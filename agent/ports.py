@@ -241,9 +241,11 @@ class PolicyRepository(Protocol):
         """The channel's records, oldest first."""
         ...
 
-    def add(self, record: PolicyRecord) -> None:
-        """Put `record` in force for its channel (audited). Raises PolicyConflictError when
-        another decision put a version in force there meanwhile (never both)."""
+    def add(self, record: PolicyRecord, *, after: PolicyRecord | None) -> PolicyRecord:
+        """Put `record` in force for its channel on top of `after`, the record in force when
+        the decision read it (None: the seed, no record yet); audited. Returns it as stored
+        (with its number). Raises PolicyConflictError when `after` is no longer the channel's
+        latest: another decision put a version in force meanwhile (never both)."""
         ...
 
 

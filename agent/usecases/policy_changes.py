@@ -17,7 +17,13 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from agent.approval import Action, Origin
-from agent.channel_policy import TERMINAL_CHANNEL, channel_key, record_of, rules_of
+from agent.channel_policy import (
+    TERMINAL_CHANNEL,
+    PolicyRecord,
+    channel_key,
+    record_of,
+    rules_of,
+)
 from agent.data.policy import Policy
 from agent.dependencies import Dependencies
 from agent.domain import (
@@ -263,7 +269,10 @@ class PolicyChanges:
             if state is not None and state.request.kind is not PauseKind.POLICY_CHANGE:
                 raise WorkflowError(f"{pause_id} is not a policy change.")
             channel = state.request.channel if state is not None else None
-            in_force = self.deps.policy_for(channel, uow)
+            # Read once: the guard compares this version, and the new one is put on top of
+            # this very record, so a change put in force after this read makes it conflict.
+            record = uow.policies.in_force(channel_key(channel))
+            in_force = record.policy() if record is not None else self.deps.settings.policy
             claimed = self.decisions.decide_in(
                 uow,
                 Action.APPROVE,
@@ -279,19 +288,26 @@ class PolicyChanges:
                 input_identity=in_force.version,
             )
             if not isinstance(claimed, ApprovalRefusedError):
-                replaced = self._put_in_force(uow, claimed, approver, now)
+                replaced = self._put_in_force(uow, claimed, record, approver, now)
         return claimed, replaced
 
     def _put_in_force(
-        self, uow: UnitOfWork, claimed: PauseState, approver: Approver, now: datetime
+        self,
+        uow: UnitOfWork,
+        claimed: PauseState,
+        read: PolicyRecord | None,
+        approver: Approver,
+        now: datetime,
     ) -> list[tuple[str, ApprovalRequest]]:
         request = claimed.request
         change = request.policy_change
         assert change is not None
         key = change.channel
-        if uow.policies.in_force(key) is None:  # the seed it replaces, as its first version
+        if read is None:  # the seed it replaces, as its first version
             seed = self.deps.settings.policy
-            uow.policies.add(record_of(key, seed, since=now, by=SEED_ACTOR, source=seed.source))
+            read = uow.policies.add(
+                record_of(key, seed, since=now, by=SEED_ACTOR, source=seed.source), after=None
+            )
         uow.policies.add(
             record_of(
                 key,
@@ -300,7 +316,8 @@ class PolicyChanges:
                 by=approver.user,
                 source=f"{APPROVED_SOURCE} ({request.pause_id})",
                 pause_id=request.pause_id,
-            )
+            ),
+            after=read,
         )
         uow.pauses.apply(
             request.pause_id, Transition.CONSUME, actor=approver.user, at=now, owner=self.deps.owner

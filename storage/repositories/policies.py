@@ -38,16 +38,15 @@ class SqlPolicyRepository:
         )
         return [_record(row) for row in rows]
 
-    def add(self, record: PolicyRecord) -> None:
-        """Put `record` in force for its channel (audited "policy_in_force", with the
-        version and the rules). Raises PolicyConflictError when another transaction put a
-        version in force in the channel meanwhile (the channel's next number is taken)."""
-        table = t.channel_policies
-        last = self._conn.execute(
-            sa.select(sa.func.max(table.c.seq)).where(table.c.channel == record.channel)
-        ).scalar_one_or_none()
+    def add(self, record: PolicyRecord, *, after: PolicyRecord | None) -> PolicyRecord:
+        """Put `record` in force for its channel on top of `after` (audited
+        "policy_in_force", with the version and the rules); returns it with its number.
+        Raises PolicyConflictError when `after` is no longer the channel's latest: the
+        number after it is taken, by another transaction committed or not (the unique index
+        waits for it), so two decisions that read the same version never both write."""
+        stored = record.model_copy(update={"number": (after.number if after else 0) + 1})
         try:
-            self._insert(record, int(last or 0) + 1)
+            self._insert(stored)
         except sa.exc.IntegrityError:
             raise PolicyConflictError(
                 f"The policy of {record.channel} was changed by another decision meanwhile."
@@ -58,8 +57,9 @@ class SqlPolicyRepository:
             pause_id=record.pause_id,
             detail={"channel": record.channel, "version": record.version, "rules": record.rules},
         )
+        return stored
 
-    def _insert(self, record: PolicyRecord, seq: int) -> None:
+    def _insert(self, record: PolicyRecord) -> None:
         self._conn.execute(
             t.channel_policies.insert().values(
                 channel=record.channel,
@@ -69,7 +69,7 @@ class SqlPolicyRepository:
                 by=record.by,
                 source=record.source,
                 pause_id=record.pause_id,
-                seq=seq,
+                seq=record.number,
             )
         )
 
@@ -84,4 +84,5 @@ def _record(row: sa.Row[tuple[object, ...]]) -> PolicyRecord:
         by=values["by"],
         source=values["source"],
         pause_id=values["pause_id"],
+        number=values["seq"],
     )

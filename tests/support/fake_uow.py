@@ -42,6 +42,7 @@ from agent.domain import (
     Revision,
     ToolExecution,
 )
+from agent.errors import PolicyConflictError
 from agent.pause import RULES, Transition
 from agent.pause import apply as apply_transition
 from agent.ports import (
@@ -626,9 +627,14 @@ class MemoryPolicyRepository:
         work = self._uow.call("policies.history")
         return [record for record in work.policies if record.channel == channel]
 
-    def add(self, record: PolicyRecord) -> None:
-        """Put `record` in force (audited "policy_in_force")."""
+    def add(self, record: PolicyRecord, *, after: PolicyRecord | None) -> PolicyRecord:
+        """Put `record` in force on top of `after` (audited "policy_in_force"); refused as
+        the database refuses it when `after` is no longer the channel's latest."""
         work = self._uow.call("policies.add")
+        latest = self.in_force(record.channel)
+        if (latest.number if latest else 0) != (after.number if after else 0):
+            raise PolicyConflictError(f"The policy of {record.channel} changed meanwhile.")
+        record = record.model_copy(update={"number": (after.number if after else 0) + 1})
         work.policies.append(record)
         self._uow.wrote("policies.add")
         self._audit.append(
@@ -637,6 +643,7 @@ class MemoryPolicyRepository:
             pause_id=record.pause_id,
             detail={"channel": record.channel, "version": record.version, "rules": record.rules},
         )
+        return record
 
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ import pytest
 from agent.channel_policy import TERMINAL_CHANNEL, record_of
 from agent.data.policy import Policy, load_policy
 from agent.domain import Approver, RefusalReason
-from agent.errors import ApprovalRefusedError
+from agent.errors import ApprovalRefusedError, PolicyConflictError
 
 from .conftest import Demo, World, uploads
 
@@ -32,7 +32,8 @@ def _policy(folder: Path, text: str) -> Policy:
 def _put_in_force(world: World, channel: str, policy: Policy, by: str = "carol") -> None:
     with world.uow() as uow:
         uow.policies.add(
-            record_of(channel, policy, since=world.clock.now(), by=by, source="approved change")
+            record_of(channel, policy, since=world.clock.now(), by=by, source="approved change"),
+            after=uow.policies.in_force(channel),
         )
 
 
@@ -122,3 +123,27 @@ def test_a_version_s_rules_read_back_as_the_same_policy(tmp_path: Path) -> None:
 
 def _now() -> datetime:
     return datetime.now(UTC)
+
+
+def test_a_version_put_in_force_after_a_decision_read_the_policy_makes_it_conflict(
+    world: World, tmp_path: Path
+) -> None:
+    """The interleaving that let two changes of one channel both be approved: a decision reads
+    the version in force (its guard compares it), another decision then puts a version in
+    force and commits, and the first writes. It must be refused, not stacked on top."""
+    if world.engine.dialect.name != "postgresql":
+        pytest.skip("SQLite runs one unit of work at a time: no read-then-write interleaving")
+    wide = _policy(tmp_path, WIDE_WINDOW)
+    narrow = _policy(tmp_path, "window_days_after = 7\n")
+    with world.uow() as first:
+        read = first.policies.in_force("C")
+        assert read is None, "the channel is under the seed"
+        _put_in_force(world, "C", wide)  # the other decision, committed meanwhile
+        with pytest.raises(PolicyConflictError):
+            first.policies.add(
+                record_of("C", narrow, since=_now(), by="bob", source="approved change"),
+                after=read,
+            )
+    with world.uow() as uow:
+        assert [r.version for r in uow.policies.history("C")] == [wide.version]
+        assert uow.policies.in_force("C").number == 1  # type: ignore[union-attr]
