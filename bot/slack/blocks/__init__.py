@@ -61,7 +61,7 @@ from bot.slack.blocks.notes import (
     started_note,
     unchanged_note,
 )
-from bot.slack.blocks.policy import policy_modal
+from bot.slack.blocks.policy import policy_edit_modal, policy_modal
 from bot.slack.blocks.progress import TOOL_WORDS, progress_message
 from bot.slack.blocks.requests import (
     approval_message,
@@ -168,6 +168,7 @@ __all__ = [
     "options_block_id",
     "options_hint",
     "picked_up_note",
+    "policy_edit_modal",
     "policy_message",
     "policy_modal",
     "problem_message",

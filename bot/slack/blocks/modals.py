@@ -16,7 +16,7 @@ from slack_sdk.models.blocks import (
 from slack_sdk.models.views import View
 
 from agent.data.schema import READING_OPTIONS, SCHEMA, Role
-from agent.domain import ApprovalRequest
+from agent.domain import ApprovalRequest, PauseKind
 from bot.presentation.readings import asked_of, shown_reading
 from bot.slack.blocks.common import (
     MAX_HEADER,
@@ -41,7 +41,17 @@ from bot.slack.payloads import ModalMetadata
 
 
 def reject_modal(request: ApprovalRequest, metadata: ModalMetadata) -> dict[str, Any]:
-    """The Reject modal: a required reason."""
+    """The Reject modal: a required reason, and what rejecting leaves as it is."""
+    if request.kind is PauseKind.POLICY_CHANGE:
+        what = (
+            f"Reject the change to this channel's policy proposed in {request.investigation_id}? "
+            "The rules in force stay as they are; the reason is recorded."
+        )
+    else:
+        what = (
+            f"Reject revision {request.revision} of {request.investigation_id}? "
+            "Nothing will be reconciled; the reason is recorded."
+        )
     view = View(
         type="modal",
         callback_id=REJECT_VIEW,
@@ -50,10 +60,7 @@ def reject_modal(request: ApprovalRequest, metadata: ModalMetadata) -> dict[str,
         close="Cancel",
         private_metadata=metadata.encode(),
         blocks=[
-            section(
-                f"Reject revision {request.revision} of {request.investigation_id}? "
-                "Nothing will be reconciled; the reason is recorded."
-            ),
+            section(what),
             InputBlock(
                 block_id=REASON_BLOCK,
                 label="Reason",

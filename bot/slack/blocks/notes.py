@@ -103,8 +103,10 @@ def edit_not_applied_note() -> Rendered:
     return note("The edit was not applied.")
 
 
-def rejected_note(user: str) -> Rendered:
-    """A request rejected: nothing reconciled."""
+def rejected_note(user: str, *, policy_change: bool = False) -> Rendered:
+    """A request rejected: nothing reconciled (a policy change: the rules stay in force)."""
+    if policy_change:
+        return note(f":x: Rejected by {mention(user)}. The rules in force stay as they are.")
     return note(f":x: Rejected by {mention(user)}. Nothing was reconciled.")
 
 

@@ -1,6 +1,6 @@
 """A policy-change request as posted in its channel: each rule it changes in words, the
 versions, what it would have changed on the channel's last approved reconciliation, and
-Approve / Reject. Everything it would put in force is shown: a policy holds a dozen rules."""
+Approve / Edit / Reject. Everything it would put in force is shown: a policy holds a dozen rules."""
 
 from __future__ import annotations
 
@@ -37,8 +37,16 @@ from bot.slack.blocks.common import (
     short_digest,
     when,
 )
-from bot.slack.ids import APPROVE, POLICY_VIEW, REJECT, RULE_BLOCK_PREFIX, RULE_INPUT
-from bot.slack.payloads import ButtonValue
+from bot.slack.ids import (
+    APPROVE,
+    EDIT,
+    POLICY_EDIT_VIEW,
+    POLICY_VIEW,
+    REJECT,
+    RULE_BLOCK_PREFIX,
+    RULE_INPUT,
+)
+from bot.slack.payloads import ButtonValue, ModalMetadata
 
 
 def policy_change_body(request: ApprovalRequest) -> list[Block]:
@@ -68,7 +76,8 @@ def policy_change_body(request: ApprovalRequest) -> list[Block]:
 
 
 def policy_change_message(request: ApprovalRequest) -> Rendered:
-    """The policy change as posted: what it would put in force, and Approve / Reject."""
+    """The policy change as posted: what it would put in force, and Approve / Edit / Reject
+    (an edit is a new proposal on top of this one, for someone else to approve)."""
     value = ButtonValue(request.pause_id, request.authorization_identity).encode()
     buttons = ActionsBlock(
         block_id="decision",
@@ -86,6 +95,7 @@ def policy_change_message(request: ApprovalRequest) -> Rendered:
                     deny="Cancel",
                 ),
             ),
+            ButtonElement(text="Edit", action_id=EDIT, value=value),
             ButtonElement(text="Reject", action_id=REJECT, value=value, style="danger"),
         ],
     )
@@ -147,22 +157,9 @@ def policy_modal(shown: ChannelPolicy, channel: str, team: str | None = None) ->
         section(
             f"Version in force `{short_digest(policy.version)}`: {history}. Change the values "
             "you want to change: the change is posted in the channel for someone else to approve."
-        )
+        ),
+        *_rule_inputs(policy),
     ]
-    for key in RULE_KEYS:
-        blocks.append(
-            InputBlock(
-                block_id=f"{RULE_BLOCK_PREFIX}{key}",
-                label=cut(key, 2000),
-                optional=True,
-                element=PlainTextInputElement(
-                    action_id=RULE_INPUT,
-                    initial_value=rule_text(policy, key) or None,
-                    max_length=MAX_VALUE_CHARS,
-                ),
-                hint=cut(rule_hint(key), 2000),
-            )
-        )
     view = View(
         type="modal",
         callback_id=POLICY_VIEW,
@@ -173,3 +170,51 @@ def policy_modal(shown: ChannelPolicy, channel: str, team: str | None = None) ->
         blocks=blocks,
     )
     return view.to_dict()
+
+
+def policy_edit_modal(request: ApprovalRequest, metadata: ModalMetadata) -> dict[str, Any]:
+    """Edit on a policy-change request: every rule as the request proposes it, to change
+    further. Submitted, it is a new proposal on top of this one (naming its proposer and the
+    editor, neither of whom may approve it) and this request is superseded."""
+    change = request.policy_change
+    assert change is not None
+    said = "; ".join(c.words for c in change.changes)
+    blocks: list[Block] = [
+        section(
+            cut(
+                f"Request {escape(request.pause_id)} proposes: {escape(said)}. Change any value "
+                "below: your edit is a new proposal, posted for someone other than you and its "
+                "proposer to approve; this request is then superseded.",
+                MAX_SECTION,
+            )
+        ),
+        *_rule_inputs(change.after()),
+    ]
+    view = View(
+        type="modal",
+        callback_id=POLICY_EDIT_VIEW,
+        title="Edit the proposal",
+        submit="Propose",
+        close="Cancel",
+        private_metadata=metadata.encode(),
+        blocks=blocks,
+    )
+    return view.to_dict()
+
+
+def _rule_inputs(policy: Policy) -> list[Block]:
+    """One optional text input a rule, holding `policy`'s value, with what the rule says."""
+    return [
+        InputBlock(
+            block_id=f"{RULE_BLOCK_PREFIX}{key}",
+            label=cut(key, 2000),
+            optional=True,
+            element=PlainTextInputElement(
+                action_id=RULE_INPUT,
+                initial_value=rule_text(policy, key) or None,
+                max_length=MAX_VALUE_CHARS,
+            ),
+            hint=cut(rule_hint(key), 2000),
+        )
+        for key in RULE_KEYS
+    ]

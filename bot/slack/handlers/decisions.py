@@ -23,7 +23,11 @@ from agent.usecases import UseCases
 from bot.jobs.queue import FIRST, Attempt
 from bot.slack import blocks
 from bot.slack.approvers import ApproverDirectory
-from bot.slack.handlers.policy_changes import approve_policy_change, propose_policy_change
+from bot.slack.handlers.policy_changes import (
+    approve_policy_change,
+    edit_policy_change,
+    propose_policy_change,
+)
 from bot.slack.payloads import (
     NOT_ISSUED,
     ButtonValue,
@@ -193,7 +197,12 @@ class DecisionHandlers:
             return
         rejected = self.messages.with_message(rejected, metadata.message_ts)
         self.messages.show(rejected)
-        self.poster.post(metadata.channel, rejected.request.thread_ts, blocks.rejected_note(user))
+        policy_change = rejected.request.kind is PauseKind.POLICY_CHANGE
+        # A policy change is posted at the channel's top level: its note goes in its thread.
+        thread = rejected.request.thread_ts or (rejected.message_ts if policy_change else None)
+        self.poster.post(
+            metadata.channel, thread, blocks.rejected_note(user, policy_change=policy_change)
+        )
 
     def show_edit_modal(
         self, view_id: str, request: ApprovalRequest, metadata: ModalMetadata
@@ -215,12 +224,18 @@ class DecisionHandlers:
 
     def edit(self, metadata: ModalMetadata, user: str, choices: dict[str, str]) -> None:
         """An edited mapping from the modal (`role.field` -> column position, or a file's
-        reading options as `name=value` lines): a new request."""
+        reading options as `name=value` lines): a new request. An edited policy change
+        (rule -> value, from its form): a new proposal on top of it."""
         origin = metadata.origin
         state = self.service.queries.pause(metadata.pause_id)
         if state is None:
             self.messages.refuse(
                 origin.channel, user, origin.thread_ts, MalformedRequestError(NOT_ISSUED)
+            )
+            return
+        if state.request.kind is PauseKind.POLICY_CHANGE:  # its form's rules -> values
+            edit_policy_change(
+                self.service, self.approvers, self.messages, self.poster, metadata, user, choices
             )
             return
         try:

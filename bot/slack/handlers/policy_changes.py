@@ -1,6 +1,7 @@
-"""A policy change decided in Slack: approving it puts the rules in force in its channel, shows
-so on its message, shows the channel's requests it superseded with the reason, and posts each
-of them made again under the new rules in its own thread (`PolicyChanges.approve`)."""
+"""A policy change proposed and decided in Slack: approving it puts the rules in force in its
+channel, shows so on its message, shows the channel's requests it superseded with the reason,
+and posts each of them made again under the new rules in its own thread
+(`PolicyChanges.approve`); editing it posts a new proposal on top of it (`PolicyChanges.edit`)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from agent.errors import ApprovalRefusedError, PolicyProposalError
 from agent.usecases import UseCases
 from bot.slack import blocks
 from bot.slack.approvers import ApproverDirectory
-from bot.slack.payloads import ButtonValue, Click
+from bot.slack.payloads import ButtonValue, Click, ModalMetadata
 from bot.slack.poster import ThreadPoster
 from bot.slack.request_messages import RequestMessages
 
@@ -74,6 +75,9 @@ def approve_policy_change(
             state = messages.with_message(state, click.message_ts)
         messages.refuse(click.channel, user, click.thread_ts, error, state)
         return
+    except Exception:  # nothing was put in force (one unit of work); the clicker is told
+        messages.internal_error(click.channel, click.thread_ts, "approve")
+        return
     change = approved.request.policy_change
     assert change is not None
     done = service.queries.pause(button.pause_id)
@@ -98,3 +102,42 @@ def approve_policy_change(
             )
     for request in approved.reissued:
         messages.post(request)
+
+
+def edit_policy_change(
+    service: UseCases,
+    approvers: ApproverDirectory,
+    messages: RequestMessages,
+    poster: ThreadPoster,
+    metadata: ModalMetadata,
+    user: str,
+    changes: dict[str, str],
+) -> None:
+    """Edit the policy change `metadata` names with `changes` (rule -> value, from its form)
+    as `user`, through the guard: the new proposal is posted in the channel and the edited
+    request shows it was edited. A refusal, a change that cannot be made and a failure on
+    reconbot's side are told to `user` alone."""
+    channel = metadata.channel
+    try:
+        new = service.policy_changes.edit(
+            metadata.pause_id,
+            metadata.authorization,
+            approvers.approver(user),
+            changes,
+            origin=metadata.origin,
+        )
+    except ApprovalRefusedError as error:
+        state = error.state if isinstance(error.state, PauseState) else None
+        messages.refuse(channel, user, metadata.thread_ts or None, error, state)
+        return
+    except PolicyProposalError as error:  # checked before anything was written
+        _tell(poster, channel, user, blocks.problem_message(f"Not edited: {error}"))
+        return
+    except Exception:
+        ref = messages.log_internal_error("editing a policy change")
+        _tell(poster, channel, user, blocks.internal_error_message(ref))
+        return
+    old = service.queries.pause(metadata.pause_id)
+    if old is not None:
+        messages.show(messages.with_message(old, metadata.message_ts), blocks.edited_line(user))
+    messages.post(new)

@@ -17,7 +17,7 @@ from typing import Any
 from slack_bolt import Ack, App
 from slack_sdk import WebClient
 
-from agent.domain import ApprovalRequest
+from agent.domain import ApprovalRequest, PauseKind
 from agent.errors import ApprovalRefusedError, MalformedRequestError
 from bot.slack import blocks
 from bot.slack.listeners.deps import ListenerDeps, bound
@@ -84,11 +84,17 @@ def open_reject_modal(deps: ListenerDeps, body: dict[str, Any], client: WebClien
 
 def open_edit_modal(deps: ListenerDeps, body: dict[str, Any], client: WebClient) -> None:
     """Open a loading modal at once (the trigger id is short-lived), then let the decision
-    lane fill it with the edit form once the files' headers are read."""
+    lane fill it with the edit form once the files' headers are read. A policy change's form
+    (its proposed rules) is opened at once."""
     click = _click(body)
     found = _pending(deps, click) if click else None
     if click is not None and found is not None:
         metadata, request = found
+        if request.kind is PauseKind.POLICY_CHANGE:  # its rules are in the request: no files
+            client.views_open(
+                trigger_id=click.trigger_id, view=blocks.policy_edit_modal(request, metadata)
+            )
+            return
         opened = client.views_open(
             trigger_id=click.trigger_id, view=blocks.loading_modal("Edit the mapping")
         )

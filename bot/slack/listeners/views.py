@@ -1,5 +1,7 @@
-"""View submission listeners: the Reject modal (a reason is required) and the Edit mapping
-modal (at least one field changed). Form problems are answered in the modal itself.
+"""View submission listeners: the Reject modal (a reason is required), the Edit mapping
+modal (at least one field changed) and the policy forms (`/recon policy` and Edit on a
+policy-change request: at least one rule changed, every value readable). Form problems are
+answered in the modal itself.
 """
 
 from __future__ import annotations
@@ -11,9 +13,10 @@ from slack_bolt import Ack, App
 
 from agent.errors import MalformedRequestError
 from bot.slack import blocks
-from bot.slack.ids import POLICY_VIEW, RULE_BLOCK_PREFIX, RULE_INPUT
+from bot.slack.ids import POLICY_EDIT_VIEW, POLICY_VIEW
 from bot.slack.listeners.deps import ListenerDeps, bound
 from bot.slack.payloads import NOT_ISSUED, ModalMetadata, option_lines_problem
+from bot.slack.policy_form import form_problems, rule_blocks, submitted_rules
 
 
 def edited_fields(view: dict[str, Any]) -> dict[str, str]:
@@ -67,24 +70,7 @@ def register(app: App, deps: ListenerDeps) -> None:
     app.view(blocks.REJECT_VIEW)(bound(on_reject, deps))
     app.view(blocks.EDIT_VIEW)(bound(on_edit, deps))
     app.view(POLICY_VIEW)(bound(on_policy, deps))
-
-
-def proposed_rules(view: dict[str, Any]) -> dict[str, str]:
-    """The rules whose value the person changed in the `/recon policy` form: key -> text."""
-    view = _dict(view)
-    values = _dict(_dict(view.get("state")).get("values"))
-    changed: dict[str, str] = {}
-    for block in input_blocks(view):
-        block_id = block["block_id"]
-        if not block_id.startswith(RULE_BLOCK_PREFIX):
-            continue
-        if RULE_INPUT not in _dict(values.get(block_id)):
-            continue  # not sent: as it was
-        initial = _dict(block.get("element")).get("initial_value") or ""
-        entered = _dict(_dict(values.get(block_id)).get(RULE_INPUT)).get("value") or ""
-        if isinstance(entered, str) and entered.strip() != str(initial).strip():
-            changed[block_id.removeprefix(RULE_BLOCK_PREFIX)] = entered
-    return changed
+    app.view(POLICY_EDIT_VIEW)(bound(on_policy_edit, deps))
 
 
 def on_policy(deps: ListenerDeps, ack: Ack, body: dict[str, Any], view: dict[str, Any]) -> None:
@@ -107,12 +93,45 @@ def on_policy(deps: ListenerDeps, ack: Ack, body: dict[str, Any], view: dict[str
     ):
         ack(response_action="errors", errors={first: "Propose in a channel you are a member of."})
         return
-    changes = proposed_rules(view)
+    _, changes = submitted_rules(view)
     if not changes:
         ack(response_action="errors", errors={first: "Change at least one value to propose."})
         return
+    problems = form_problems(view)
+    if problems:
+        ack(response_action="errors", errors=problems)
+        return
     ack()
     deps.handlers.jobs.propose_policy(channel, user, changes, team)
+
+
+def on_policy_edit(
+    deps: ListenerDeps, ack: Ack, body: dict[str, Any], view: dict[str, Any]
+) -> None:
+    """Edit on a policy-change request submitted: at least one rule changed from what it
+    proposes and every value readable, else the form says why beside the rule; then the edit
+    (a new proposal on top of it) is enqueued, decided by the guard."""
+    view, user = _dict(view), _user(body)
+    rules = rule_blocks(view)
+    if not rules:
+        ack(response_action="update", view=blocks.message_modal("Edit the proposal", NOT_ISSUED))
+        return
+    first = rules[0]["block_id"]
+    _, changes = submitted_rules(view)
+    if not changes:
+        ack(response_action="errors", errors={first: "Change at least one value, or cancel."})
+        return
+    problems = form_problems(view)
+    if problems:
+        ack(response_action="errors", errors=problems)
+        return
+    try:
+        metadata, clicker = _issued(view, user)
+    except MalformedRequestError as error:
+        ack(response_action="errors", errors={first: str(error)})
+        return
+    ack()
+    deps.handlers.jobs.edit(metadata, clicker, changes)
 
 
 def on_reject(deps: ListenerDeps, ack: Ack, body: dict[str, Any], view: dict[str, Any]) -> None:

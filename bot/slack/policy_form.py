@@ -1,0 +1,62 @@
+"""The rules a person submitted in a policy form (`/recon policy`, or Edit on a policy-change
+request), read from the view's state, and checked before the form closes: a value that does not
+read is said beside its rule, while the person can still mend it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent.data.policy import Policy
+from agent.errors import PolicyProposalError
+from agent.policy_change import proposed_policy
+from bot.slack.ids import RULE_BLOCK_PREFIX, RULE_INPUT
+
+
+def rule_blocks(view: dict[str, Any]) -> list[dict[str, Any]]:
+    """The form's rule inputs, in their order (each has its rule in its block id)."""
+    found = view.get("blocks")
+    return [
+        b
+        for b in (found if isinstance(found, list) else [])
+        if isinstance(b, dict)
+        and b.get("type") == "input"
+        and isinstance(b.get("block_id"), str)
+        and b["block_id"].startswith(RULE_BLOCK_PREFIX)
+    ]
+
+
+def submitted_rules(view: dict[str, Any]) -> tuple[dict[str, str], dict[str, str]]:
+    """Every rule as submitted (key -> text: what was typed, or the value the form showed when
+    nothing was sent for it) and those the person changed."""
+    values = _dict(_dict(view.get("state")).get("values"))
+    every: dict[str, str] = {}
+    changed: dict[str, str] = {}
+    for block in rule_blocks(view):
+        key = block["block_id"].removeprefix(RULE_BLOCK_PREFIX)
+        initial = str(_dict(block.get("element")).get("initial_value") or "")
+        sent = _dict(values.get(block["block_id"]))
+        entered = _dict(sent.get(RULE_INPUT)).get("value") if RULE_INPUT in sent else initial
+        text = entered if isinstance(entered, str) else ""
+        every[key] = text
+        if text.strip() != initial.strip():
+            changed[key] = text
+    return every, changed
+
+
+def form_problems(view: dict[str, Any]) -> dict[str, str]:
+    """Why the submitted rules cannot make a policy, by block id (the rule's input; the first
+    input when the problem is not one rule's); empty when they can. The whole form is checked,
+    as the policy it proposes: what it does not change was read from a policy already."""
+    every, _ = submitted_rules(view)
+    if not every:
+        return {}
+    try:
+        proposed_policy(Policy(), every, source="the form")
+    except PolicyProposalError as error:
+        key = error.key if error.key in every else next(iter(every))
+        return {f"{RULE_BLOCK_PREFIX}{key}": str(error)[:2000]}
+    return {}
+
+
+def _dict(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
