@@ -74,7 +74,10 @@ RULES: dict[Transition, Rule] = {
     Transition.REJECT: Rule(
         frozenset({PauseStatus.PENDING}), PauseStatus.REJECTED, records_decider=True
     ),
-    Transition.SUPERSEDE: Rule(frozenset({PauseStatus.PENDING}), PauseStatus.SUPERSEDED),
+    # A failed request is open too (Approve retries it): a change of policy supersedes it.
+    Transition.SUPERSEDE: Rule(
+        frozenset({PauseStatus.PENDING, PauseStatus.FAILED}), PauseStatus.SUPERSEDED
+    ),
     Transition.EXPIRE: Rule(frozenset({PauseStatus.PENDING}), PauseStatus.EXPIRED),
     Transition.FAIL: Rule(frozenset({PauseStatus.CLAIMED}), PauseStatus.FAILED, owner_only=True),
     Transition.TAKE_OVER: Rule(
@@ -94,6 +97,8 @@ RULES: dict[Transition, Rule] = {
     ),
 }
 
+OPEN_STATUSES = frozenset({PauseStatus.PENDING, PauseStatus.FAILED})
+"""Where a request may still be approved (a failed one is retried by Approve)."""
 DECIDABLE = frozenset({PauseStatus.PENDING})
 """Where a person may still reject or edit a request (approving also retries a failed one)."""
 

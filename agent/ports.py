@@ -153,8 +153,9 @@ class PauseRepository(Protocol):
         """All pauses of an investigation, oldest first."""
         ...
 
-    def pending_in_channel(self, channel: str | None) -> list[PauseState]:
-        """The pending pauses of a chat channel's cases (None: the cases outside any)."""
+    def open_in_channel(self, channel: str | None) -> list[PauseState]:
+        """The pauses of a chat channel's cases (None: the cases outside any) a person may
+        still approve: pending or failed (`pause.OPEN_STATUSES`), oldest first."""
         ...
 
     def apply(

@@ -67,7 +67,8 @@ class PolicyApproved:
 
     request: ApprovalRequest
     superseded: list[str]
-    """The cases whose pending request was superseded."""
+    """The cases whose open request (pending, or failed and awaiting a retry) was
+    superseded."""
     reissued: list[ApprovalRequest]
     superseded_pauses: list[str]
     """Those requests (to show as superseded where they were posted)."""
@@ -221,9 +222,10 @@ class PolicyChanges:
     ) -> PolicyApproved:
         """Approve a policy change through the guard: in one unit of work, claim it, put its
         version in force in its channel (audited), consume it and supersede the channel's
-        pending requests made under the old version; then make each of those again under the
-        new version. Raises ApprovalRefusedError when the approval does not apply (another
-        change was approved first: `POLICY_CHANGED`; its proposer: `NOT_AUTHORIZED`)."""
+        open requests (pending, or failed and awaiting a retry) made under the old version;
+        then make each of those again under the new version. Raises ApprovalRefusedError when
+        the approval does not apply (another change was approved first: `POLICY_CHANGED`; its
+        proposer: `NOT_AUTHORIZED`)."""
         for attempt in range(2):
             try:
                 claimed, replaced = self._approve_in_one_unit(
@@ -327,7 +329,7 @@ class PolicyChanges:
             f"(approved by {approver.user}, {request.pause_id}); a new request follows under it"
         )
         superseded = []
-        for state in uow.pauses.pending_in_channel(request.channel):
+        for state in uow.pauses.open_in_channel(request.channel):
             pending = state.request
             if (
                 pending.kind is PauseKind.POLICY_CHANGE

@@ -1,7 +1,9 @@
 """The resumed phase: with a claim held, the agent reconciles under the approved mapping.
 
 The approval is bound into the turn's context (`BoundContext`): the reconcile tool uses that
-mapping, those inputs and that policy version, or nothing. The outcome is saved and the pause
+mapping, those inputs and that policy version, or nothing. The turn reads the rules of the
+version the request was approved under, even when a change of the channel's policy was approved
+after the claim (the claim is where the guard decided). The outcome is saved and the pause
 consumed in one unit of work, only while this process still holds the claim; a failed phase
 marks the pause failed (approve again to retry) and the case failed.
 """
@@ -96,8 +98,15 @@ class Resumption:
         request = state.request
         assert request.mapping is not None
         assert request.mapping_digest is not None
+        # Under the rules it was approved under: a change of policy approved after this claim
+        # was taken does not undo the approval (the guard decided it under those rules).
+        approved_under = self.deps.policy_of_version(request.channel, request.policy_version)
         context = self.turns.context(
-            request.investigation_id, revision, "resume", channel=request.channel
+            request.investigation_id,
+            revision,
+            "resume",
+            channel=request.channel,
+            policy=approved_under,
         )
         context.bound = BoundContext(
             pause_id=request.pause_id,

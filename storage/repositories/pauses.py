@@ -14,7 +14,7 @@ import sqlalchemy as sa
 
 from agent.domain import ApprovalRequest, PauseState, PauseStatus
 from agent.identity import canonical_json, digest
-from agent.pause import RULES, Transition
+from agent.pause import OPEN_STATUSES, RULES, Transition
 from agent.ports import Claim
 from storage import tables as t
 from storage.repositories.audit import SqlAuditLog
@@ -90,9 +90,9 @@ class SqlPauseRepository:
         ).all()
         return [to_pause_state(row) for row in rows]
 
-    def pending_in_channel(self, channel: str | None) -> list[PauseState]:
-        """The pending pauses of a chat channel's cases (None: the cases outside any), oldest
-        first."""
+    def open_in_channel(self, channel: str | None) -> list[PauseState]:
+        """The pauses of a chat channel's cases (None: the cases outside any) that a person
+        may still approve: pending, or failed (Approve retries them); oldest first."""
         where = (
             t.investigations.c.channel.is_(None)
             if channel is None
@@ -101,7 +101,7 @@ class SqlPauseRepository:
         rows = self._conn.execute(
             sa.select(t.pauses)
             .join(t.investigations, t.investigations.c.id == t.pauses.c.investigation_id)
-            .where(where, t.pauses.c.status == PauseStatus.PENDING.value)
+            .where(where, t.pauses.c.status.in_([s.value for s in OPEN_STATUSES]))
             .order_by(t.pauses.c.created_at, t.pauses.c.id)
         ).all()
         return [to_pause_state(row) for row in rows]

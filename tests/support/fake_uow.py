@@ -43,7 +43,7 @@ from agent.domain import (
     ToolExecution,
 )
 from agent.errors import PolicyConflictError
-from agent.pause import RULES, Transition
+from agent.pause import OPEN_STATUSES, RULES, Transition
 from agent.pause import apply as apply_transition
 from agent.ports import (
     AuditLog,
@@ -443,13 +443,13 @@ class MemoryPauseRepository:
         ]
         return sorted(states, key=lambda s: (s.request.created_at, s.request.pause_id))
 
-    def pending_in_channel(self, channel: str | None) -> list[PauseState]:
-        """The pending pauses of a channel's cases, oldest first."""
-        work = self._uow.call("pauses.pending_in_channel")
+    def open_in_channel(self, channel: str | None) -> list[PauseState]:
+        """The pending and failed pauses of a channel's cases, oldest first."""
+        work = self._uow.call("pauses.open_in_channel")
         states = [
             p.state
             for p in work.pauses.values()
-            if p.state.status is PauseStatus.PENDING
+            if p.state.status in OPEN_STATUSES
             and work.investigations[p.state.request.investigation_id].channel == channel
         ]
         return sorted(states, key=lambda s: (s.request.created_at, s.request.pause_id))
