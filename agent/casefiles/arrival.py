@@ -25,6 +25,7 @@ from agent.data.ingest.head_tap import HeadTap
 from agent.data.mapping import Proposal, assign_roles, infer_mapping, role_of
 from agent.data.samples import SampleCache
 from agent.data.schema import Role
+from agent.data.vocabulary import Vocabulary
 from agent.errors import WorkflowError
 from agent.ports import BlobStore, StoredBlob, Upload
 
@@ -69,6 +70,7 @@ def store_and_inspect(
     samples: SampleCache,
     blobs: BlobStore,
     readable: Callable[[list[Arrived]], None] | None = None,
+    vocabulary: Vocabulary | None = None,
 ) -> list[Arrived]:
     """Store the uploads (all at once, with `put`) and decide which role each file plays.
 
@@ -76,7 +78,9 @@ def store_and_inspect(
     raises: a store's failure first, then what inspecting the first file that does not read
     raised (the typed input error of a file that is not a readable CSV export), or
     WorkflowError for more than two files. With two files whose heads read, the mapping
-    inferred from them is remembered in `samples` for the inspection that follows.
+    inferred from them (status and kind values read by `vocabulary`, the case's channel's
+    policy's; `samples`' by default) is remembered in `samples` for the inspection that
+    follows.
 
     With `readable`, such a pair is handed to it (the files as they will arrive) as soon as
     both stores say their bytes can be read, while the stores still sync them to disk: work
@@ -86,6 +90,7 @@ def store_and_inspect(
     store that fails after saying so still fails this call: the work started on its bytes
     is then only wasted. What `readable` raises is logged, not raised.
     """
+    words = vocabulary if vocabulary is not None else samples.vocabulary
     taps = [HeadTap(upload.stream) for upload in uploads]  # the stores call only `read`
     seen: list[Future[StoredBlob | None]] = [Future() for _ in uploads]
     handed: list[StoredBlob] | None = None
@@ -95,9 +100,9 @@ def store_and_inspect(
             for upload, tap, heard in zip(uploads, taps, seen, strict=True)
         ]
         heads = [_inspect(tap, upload.name) for upload, tap in zip(uploads, taps, strict=True)]
-        early = _decide(heads, samples)
+        early = _decide(heads, samples, words)
         if readable is not None and early is not None and early[1] is not None:
-            handed = _hand_over(uploads, heads, early, seen, samples, readable)
+            handed = _hand_over(uploads, heads, early, seen, (samples, words), readable)
         stored = [future.result() for future in storing]
     kept = handed == stored  # the samples and the proposal are kept under these digests
     found: list[CsvSample] = []
@@ -125,7 +130,7 @@ def store_and_inspect(
         for role, upload, blob in zip(roles, uploads, stored, strict=True)
     ]
     if early is not None and early[1] is not None and not kept:
-        _keep_proposal(arrived, found, samples, early[1])
+        _keep_proposal(arrived, found, samples, early[1], words)
     return arrived
 
 
@@ -134,13 +139,14 @@ def _hand_over(
     heads: list[_Head | None],
     early: tuple[tuple[Role, Role], Proposal | None],
     seen: list[Future[StoredBlob | None]],
-    samples: SampleCache,
+    kept: tuple[SampleCache, Vocabulary],
     readable: Callable[[list[Arrived]], None],
 ) -> list[StoredBlob] | None:
     """Wait until each store says its bytes can be read, or stops; then, when both can and
     the heads are the files' own, remember the samples and the proposal under the files'
     digests (as the stored files would give them) and hand the files to `readable`.
     Returns the blobs handed over, or None."""
+    samples, words = kept
     said = [word.result() for word in seen]
     blobs = [blob for blob in said if blob is not None]
     if len(blobs) != len(said) or early[1] is None:
@@ -158,7 +164,7 @@ def _hand_over(
         assert head.sample is not None
         samples.keep(blob.digest, head.head, blob.size, head.sample)
         found.append(head.sample)
-    _keep_proposal(arrived, found, samples, early[1])
+    _keep_proposal(arrived, found, samples, early[1], words)
     try:
         readable(arrived)
     except Exception as error:  # only a head start: the steps after the stores read the files
@@ -167,12 +173,17 @@ def _hand_over(
 
 
 def _keep_proposal(
-    arrived: list[Arrived], found: list[CsvSample], samples: SampleCache, proposal: Proposal
+    arrived: list[Arrived],
+    found: list[CsvSample],
+    samples: SampleCache,
+    proposal: Proposal,
+    vocabulary: Vocabulary,
 ) -> None:
     """Remember the proposal inferred from the heads under the files' digests, by role."""
     by_role = {a.role: (sample, a.blob.digest) for a, sample in zip(arrived, found, strict=True)}
     orders, payments = by_role[Role.ORDERS], by_role[Role.PAYMENTS]
-    samples.keep_proposal((orders[0], payments[0]), (orders[1], payments[1]), None, proposal)
+    pair, digests = (orders[0], payments[0]), (orders[1], payments[1])
+    samples.keep_proposal(pair, digests, None, proposal, vocabulary)
 
 
 def _said(blob: Future[StoredBlob | None]) -> Readable:
@@ -214,7 +225,7 @@ def _inspect(tap: HeadTap, file_name: str) -> _Head | None:
 
 
 def _decide(
-    heads: list[_Head | None], samples: SampleCache
+    heads: list[_Head | None], samples: SampleCache, vocabulary: Vocabulary
 ) -> tuple[tuple[Role, Role], Proposal | None] | None:
     """For two files whose heads read: the role each plays and the mapping inferred from them
     (None when it cannot be inferred: the inspection that follows says why), its comparison of
@@ -233,7 +244,7 @@ def _decide(
         return None
     pair = (first, second) if roles[0] is Role.ORDERS else (second, first)
     try:
-        proposal = infer_mapping(*pair, memo=samples.comparisons, vocabulary=samples.vocabulary)
+        proposal = infer_mapping(*pair, memo=samples.comparisons, vocabulary=vocabulary)
     except Exception as error:
         logger.info("error=<%s> | no mapping inferred from the heads", type(error).__name__)
         proposal = None

@@ -82,11 +82,14 @@ class CaseFiles:
         uploads: list[Upload],
         put: Put,
         readable: Callable[[list[Arrived]], None] | None = None,
+        policy: Policy | None = None,
     ) -> list[Arrived]:
         """Store uploads and decide which role each file plays, inspecting their heads while
-        they are stored (`arrival.store_and_inspect`); what is found is kept for the steps
+        they are stored (`arrival.store_and_inspect`, values read by `policy`'s words: the
+        case's channel's, the door's own by default); what is found is kept for the steps
         that follow."""
-        return store_and_inspect(uploads, put, self.samples, self.blobs, readable)
+        words = (policy or self.policy).vocabulary()
+        return store_and_inspect(uploads, put, self.samples, self.blobs, readable, words)
 
     def sources(self, files: Files) -> dict[Role, Source]:
         """The files as the engine reads them, fetched from the blob store only when needed."""
@@ -103,12 +106,19 @@ class CaseFiles:
         return list(self.sample(ref).layout.columns)
 
     def propose(
-        self, files: Files, samples: dict[Role, CsvSample], answers: Answers | None = None
+        self,
+        files: Files,
+        samples: dict[Role, CsvSample],
+        answers: Answers | None = None,
+        policy: Policy | None = None,
     ) -> Proposal:
-        """The proposal for the two files under `answers` (inferred once per process)."""
+        """The proposal for the two files under `answers`, status and kind values read by
+        `policy`'s words (the case's channel's; the door's own by default), inferred once per
+        process and policy."""
         digests = (files[Role.ORDERS].digest, files[Role.PAYMENTS].digest)
         pair = (samples[Role.ORDERS], samples[Role.PAYMENTS])
-        return self.samples.proposal(pair, digests, answers)
+        words = (policy or self.policy).vocabulary()
+        return self.samples.proposal(pair, digests, answers, words)
 
     def start_reading(
         self,
@@ -132,7 +142,7 @@ class CaseFiles:
                 continue
         if set(samples) == set(Role):
             try:
-                mapping = self.propose(files, samples, answers).mapping
+                mapping = self.propose(files, samples, answers, policy).mapping
             except (ReconbotError, KeyError):  # the validation says why
                 mapping = None
             if mapping is not None:
@@ -192,7 +202,7 @@ class CaseFiles:
         that does better and no answer of a person's contradicts (`take_evident`), validated
         under `policy` as `validate` says."""
         return take_evident(
-            lambda given: self.propose(files, samples, given),
+            lambda given: self.propose(files, samples, given, policy),
             lambda mapping: self.validate(files, mapping, on_rows, policy),
             answers,
             proposal,

@@ -66,13 +66,16 @@ class SampleCache:
         samples: tuple[CsvSample, CsvSample],
         digests: tuple[str, str],
         answers: dict[Role, dict[str, str]] | None = None,
+        vocabulary: Vocabulary | None = None,
     ) -> Proposal:
         """`infer_mapping` of two sampled files (their digests name them) under `answers`,
-        inferred once per process: the agent's inspection and the validation after it ask
-        for the same proposal. A `header_row` answer reads its file's sample again, kept here
-        by digest and line (`reheaded`). Raises what `infer_mapping` raises (never
-        remembered)."""
-        key = _proposal_key(samples, digests, answers)
+        status and kind values read by `vocabulary` (the case's channel's policy's; this
+        cache's by default), inferred once per process and vocabulary: the agent's inspection
+        and the validation after it ask for the same proposal. A `header_row` answer reads
+        its file's sample again, kept here by digest and line (`reheaded`). Raises what
+        `infer_mapping` raises (never remembered)."""
+        words = vocabulary if vocabulary is not None else self.vocabulary
+        key = _proposal_key(samples, digests, answers, words)
         with self._lock:
             found = self._proposals.get(key)
             if found is not None:
@@ -86,7 +89,7 @@ class SampleCache:
             *samples,
             answers=answers,
             memo=self.comparisons,
-            vocabulary=self.vocabulary,
+            vocabulary=words,
             reheader=reheader,
         )
         self._remember_proposal(key, found)
@@ -114,10 +117,13 @@ class SampleCache:
         digests: tuple[str, str],
         answers: dict[Role, dict[str, str]] | None,
         found: Proposal,
+        vocabulary: Vocabulary | None = None,
     ) -> None:
-        """Remember `found`, inferred from `samples` under `answers` before their files'
-        digests were known (while the files were stored), as `proposal` would have."""
-        self._remember_proposal(_proposal_key(samples, digests, answers), found)
+        """Remember `found`, inferred from `samples` under `answers` and `vocabulary` before
+        their files' digests were known (while the files were stored), as `proposal` would
+        have."""
+        words = vocabulary if vocabulary is not None else self.vocabulary
+        self._remember_proposal(_proposal_key(samples, digests, answers, words), found)
 
     def _remember_proposal(self, key: str, found: Proposal) -> None:
         with self._lock:
@@ -207,8 +213,10 @@ def _proposal_key(
     samples: tuple[CsvSample, CsvSample],
     digests: tuple[str, str],
     answers: dict[Role, dict[str, str]] | None,
+    vocabulary: Vocabulary,
 ) -> str:
-    """The key of a proposal: the files (their digests and names) and the answers given."""
+    """The key of a proposal: the files (their digests and names), the answers given and the
+    words values were read by."""
     given = {role.value: dict(fields) for role, fields in (answers or {}).items()}
     names = [sample.layout.file_name for sample in samples]
-    return json.dumps([*digests, *names, given], sort_keys=True)
+    return json.dumps([*digests, *names, given, vocabulary.key], sort_keys=True)

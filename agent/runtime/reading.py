@@ -31,8 +31,9 @@ def proposal_for(
     samples: dict[Role, CsvSample],
     answers: dict[Role, dict[str, str]] | None = None,
 ) -> Proposal:
-    """The proposal for the two files under `answers` (inferred once per process)."""
-    return context.case_files.propose(context.files, samples, answers)
+    """The proposal for the two files under `answers`, status and kind values read by the
+    words of the policy in force in the case's channel (inferred once per process)."""
+    return context.case_files.propose(context.files, samples, answers, context.policy)
 
 
 def validate(context: InvestigationContext, mapping: Mapping) -> ValidationReport:

@@ -11,6 +11,7 @@ import logging
 from dataclasses import dataclass
 
 from agent.casefiles.arrival import Arrived, Readable
+from agent.data.policy import Policy
 from agent.data.schema import Role
 from agent.dependencies import Dependencies, Progress
 from agent.domain import (
@@ -92,7 +93,7 @@ class Intake:
 
         Raises the typed input errors for a file that is not a readable CSV export.
         """
-        files = self._refs(uploads, progress)
+        files = self._refs(uploads, progress, self.deps.policy_for(channel))
         now = self.deps.clock.now()
         investigation = Investigation(
             id=new_id("INV"),
@@ -138,8 +139,10 @@ class Intake:
         revision and the superseding of the requests it replaces are one unit of work.
         """
         with self.deps.uow() as uow:
-            investigation_in(uow, investigation_id)  # an unknown case is refused before storing
-        ((role, ref),) = self._refs([upload]).items()
+            # An unknown case is refused before storing.
+            channel = investigation_in(uow, investigation_id).channel
+            policy = self.deps.policy_for(channel, uow)
+        ((role, ref),) = self._refs([upload], policy=policy).items()
         return self._add_ref(investigation_id, role, ref, actor=actor, progress=progress)
 
     def _join(
@@ -298,8 +301,14 @@ class Intake:
             ) from None
 
     def _refs(
-        self, uploads: list[Upload], progress: Progress | None = None
+        self,
+        uploads: list[Upload],
+        progress: Progress | None = None,
+        policy: Policy | None = None,
     ) -> dict[Role, DatasetRef]:
+        """Store the uploads and the role of each; a pair's first read starts on the way,
+        its values read under `policy` (the case's channel's)."""
+
         # Both files stored at once, each hashed and written (and synced) as it is read; each
         # file's head is inspected, and a pair's mapping inferred, while the rest is stored;
         # the pair's first read starts once their bytes are written, while they are synced.
@@ -307,9 +316,9 @@ class Intake:
         # these files already, that read is wasted: its tables are kept like any validation's
         # (`KeptTables`: two workspaces at most, an hour at most) and nothing is recorded.
         def readable(arrived: list[Arrived]) -> None:
-            self.turns.prefetch(_refs_of(arrived), progress)
+            self.turns.prefetch(_refs_of(arrived), progress, policy=policy)
 
-        stored = self.deps.files.store_and_inspect(uploads, self._put, readable)
+        stored = self.deps.files.store_and_inspect(uploads, self._put, readable, policy)
         return _refs_of(stored)
 
     def _revision(

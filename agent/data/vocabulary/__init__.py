@@ -23,6 +23,7 @@ policy version, so a change of words here changes the version of every policy.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Final, Literal, cast
@@ -179,6 +180,20 @@ class Vocabulary:
     """Payment statuses the engine reads as failed attempts by the policy (as `kind_word`)."""
     refunded_statuses: tuple[str, ...] = ()
     """Payment statuses the engine reads as a refunded capture by the policy (`kind_word`)."""
+
+    @property
+    def key(self) -> str:
+        """What tells this vocabulary from another (a policy's own words and lists): what is
+        inferred under one is never handed out under another."""
+        return json.dumps(
+            [
+                sorted(self.orders.items()),
+                sorted(self.payments.items()),
+                self.failed_statuses,
+                self.refunded_statuses,
+            ],
+            ensure_ascii=False,
+        )
 
     def order_meaning(self, value: str) -> OrderMeaning | None:
         """What an order status value means, or None when no word of it is known."""

@@ -16,6 +16,7 @@ from agent.channel_policy import TERMINAL_CHANNEL, record_of
 from agent.data.policy import Policy, load_policy
 from agent.domain import Approver, RefusalReason
 from agent.errors import ApprovalRefusedError, PolicyConflictError
+from bot.presentation.request_text import render_request
 
 from .conftest import Demo, World, uploads
 
@@ -147,3 +148,29 @@ def test_a_version_put_in_force_after_a_decision_read_the_policy_makes_it_confli
     with world.uow() as uow:
         assert [r.version for r in uow.policies.history("C")] == [wide.version]
         assert uow.policies.in_force("C").number == 1  # type: ignore[union-attr]
+
+
+def test_a_channel_s_own_status_words_are_proposed_there_and_asked_elsewhere(
+    world: World, demo: Demo, tmp_path: Path
+) -> None:
+    """Inference reads values by the words of the policy in force in the case's channel: a
+    team's word for paid is proposed, shown, in its channel's request, while the same files in
+    a channel without that word stop with a question."""
+    text = demo.orders.read_text(encoding="utf-8-sig").replace(",paid,", ",Verbucht,")
+    orders = tmp_path / "orders.csv"
+    orders.write_text(text, encoding="utf-8")
+    _put_in_force(world, "C-DE", Policy(order_status_words={"Verbucht": "paid"}))
+
+    own = world.service.intake.start(
+        uploads(orders, demo.payments), requested_by="dave", channel="C-DE", thread_ts="1.1"
+    ).request
+    other = world.service.intake.start(
+        uploads(orders, demo.payments), requested_by="dave", channel="C-X", thread_ts="2.1"
+    ).request
+
+    assert own is not None and own.approvable, own.problems if own else None
+    assert own.mapping is not None and own.mapping.orders.options.statuses is not None
+    assert own.mapping.orders.options.statuses.paid == ("verbucht",)
+    assert "paid = verbucht" in render_request(own), "the approver sees the meaning"
+    assert other is not None and not other.approvable
+    assert any("verbucht" in problem for problem in other.problems)
