@@ -206,6 +206,11 @@ class OutcomeRepository(Protocol):
         """The newest outcome of an investigation, or None."""
         ...
 
+    def latest_in_channel(self, channel: str | None) -> Outcome | None:
+        """The newest outcome of a chat channel's cases (None: the cases outside any), or
+        None."""
+        ...
+
 
 class TraceRepository(Protocol):
     """The tool executions of the agent's invocations."""

@@ -342,6 +342,25 @@ class PolicyChanges:
                 superseded.append((pending.investigation_id, pending))
         return superseded
 
+    def withdraw(self, pause_id: str, *, actor: str, reason: str) -> bool:
+        """Take back a pending policy change nobody could be shown (its message could not be
+        posted in the channel): superseded with `reason`, its case closed, so no request waits
+        that nobody sees. False when it was no longer pending (decided meanwhile)."""
+        now = self.deps.clock.now()
+        with self.deps.uow() as uow:
+            state = uow.pauses.get(pause_id)
+            if state is None or state.request.kind is not PauseKind.POLICY_CHANGE:
+                raise WorkflowError(f"{pause_id} is not a policy change.")
+            if not uow.pauses.apply(
+                pause_id, Transition.SUPERSEDE, actor=actor, at=now, reason=reason
+            ):
+                return False
+            uow.investigations.set_status(
+                state.request.investigation_id, InvestigationStatus.REJECTED, actor=actor
+            )
+        logger.info("pause=%s | policy change withdrawn: not shown in its channel", pause_id)
+        return True
+
     def edit(
         self,
         pause_id: str,

@@ -17,8 +17,6 @@ logger = logging.getLogger(__name__)
 
 POLICY_CASE_PREFIX = "POL"
 """The prefix of a policy change's case id (an investigation's is `INV`)."""
-RECENT_CASES = 50
-"""How many of a channel's most recent cases are searched for its last approved reconciliation."""
 
 
 def effect_on_last_reconciliation(
@@ -26,18 +24,12 @@ def effect_on_last_reconciliation(
 ) -> tuple[PolicyEffect | None, str | None]:
     """What `proposed` would have changed on the channel's last approved reconciliation:
     its files reconciled again, as approved, under the proposed rules (None, and why, when
-    they could not be; None, None when the channel has none among its recent cases)."""
+    they could not be; None, None when the channel has none)."""
     with deps.uow() as uow:
-        cases = [
-            c
-            for c in uow.investigations.recent(channel=channel, limit=RECENT_CASES)
-            if c.channel == channel and not c.id.startswith(POLICY_CASE_PREFIX)
-        ]
-        outcomes = [o for o in (uow.outcomes.latest(c.id) for c in cases) if o is not None]
-        latest = max(outcomes, key=lambda o: o.created_at, default=None)
+        latest = uow.outcomes.latest_in_channel(channel)  # a policy change has no outcome
         state = uow.pauses.get(latest.pause_id) if latest is not None else None
     if latest is None or state is None or state.request.mapping is None:
-        return None, None  # no reconciliation approved among the channel's recent cases
+        return None, None  # no reconciliation approved in the channel
     request, mapping = state.request, state.request.mapping
     files = {ref.role: ref for ref in request.files}
     case = latest.investigation_id

@@ -48,6 +48,20 @@ class SqlOutcomeRepository:
         ).scalar_one_or_none()
         return None if document is None else Outcome.model_validate_json(document)
 
+    def latest_in_channel(self, channel: str | None) -> Outcome | None:
+        """The newest outcome of a chat channel's cases (None: the cases outside any), or
+        None: one query, however many cases the channel has."""
+        cases = t.investigations
+        where = cases.c.channel.is_(None) if channel is None else cases.c.channel == channel
+        document = self._conn.execute(
+            sa.select(t.outcomes.c.document)
+            .join(cases, cases.c.id == t.outcomes.c.investigation_id)
+            .where(where)
+            .order_by(t.outcomes.c.created_at.desc(), t.outcomes.c.id.desc())
+            .limit(1)
+        ).scalar_one_or_none()
+        return None if document is None else Outcome.model_validate_json(document)
+
     def count(self, pause_id: str) -> int:
         """How many outcomes a pause has (never more than one; for tests and checks)."""
         return int(

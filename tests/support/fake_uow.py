@@ -572,6 +572,14 @@ class MemoryOutcomeRepository:
         found = [o for o in work.outcomes if o.investigation_id == investigation_id]
         return found[-1] if found else None
 
+    def latest_in_channel(self, channel: str | None) -> Outcome | None:
+        """The newest outcome of a channel's cases, or None."""
+        work = self._uow.call("outcomes.latest_in_channel")
+        found = [
+            o for o in work.outcomes if work.investigations[o.investigation_id].channel == channel
+        ]
+        return max(found, key=lambda o: o.created_at, default=None)
+
 
 class MemoryTraceRepository:
     """Tool executions (`agent.ports.TraceRepository`)."""

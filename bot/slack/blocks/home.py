@@ -12,6 +12,7 @@ from agent.domain import Investigation, InvestigationStatusReport
 from agent.usecases.policies import ChannelPolicy
 from bot.slack.blocks.common import (
     MAX_HEADER,
+    MAX_SECTION,
     Rendered,
     code,
     context,
@@ -20,9 +21,11 @@ from bot.slack.blocks.common import (
     escape,
     mention,
     note,
+    preformatted,
     section,
     short_digest,
     when,
+    whole,
 )
 from bot.slack.blocks.requests import state_line
 from bot.slack.blocks.trace import trace_blocks
@@ -85,7 +88,7 @@ def status_message(report: InvestigationStatusReport) -> Rendered:
 
 def policy_message(shown: ChannelPolicy, *, where: str) -> Rendered:
     """`/recon policy`: the policy in force in a channel (its version, where it came from,
-    each rule's value) and every version put in force there, newest first."""
+    each rule's value, whole) and every version put in force there, newest first."""
     policy = shown.policy
     blocks: list[Block] = [
         HeaderBlock(text=cut(f"Policy in force {where}", MAX_HEADER)),
@@ -100,10 +103,15 @@ def policy_message(shown: ChannelPolicy, *, where: str) -> Rendered:
             for r in reversed(shown.history[-10:])
         ]
         blocks.append(section("*Versions put in force here*\n" + "\n".join(lines)))
-    values = "\n".join(
-        f"• {escape(key)}: {escape(value)}" for key, value in policy.rule_values().items()
-    )
-    blocks.append(section(values))
+    # Each rule its own sections, a long value over several: no value is ever cut.
+    for key, value in policy.rule_values().items():
+        line = f"• {escape(key)}: {whole(value)}"
+        if len(line) <= MAX_SECTION:
+            blocks.append(section(line))
+            continue
+        first, *more = preformatted(value)
+        blocks.append(section(f"• {escape(key)}:\n{first}"))
+        blocks.extend(section(piece) for piece in more)
     return Rendered(f"Policy in force {where}: {short_digest(policy.version)}", dicts(blocks))
 
 

@@ -20,6 +20,11 @@ from bot.slack.request_messages import RequestMessages
 
 logger = logging.getLogger(__name__)
 
+NOT_POSTED = (
+    "Your change to this channel's policy was not proposed: Slack would not let reconbot post "
+    "the request here ({error}). Invite reconbot to the channel, then propose it again."
+)
+
 
 def propose_policy_change(
     service: UseCases,
@@ -33,11 +38,22 @@ def propose_policy_change(
     """Propose `changes` to `channel`'s policy as `user`, posting the request in the channel
     (its thread is the request's own); a change that cannot be made is told to `user` alone,
     and so is a failure on reconbot's side (with the log's reference), never silence."""
+    request = None
     try:
         request = service.policy_changes.propose(channel, changes, proposed_by=user, team=team)
         messages.post(request)
     except PolicyProposalError as error:
         _tell(poster, channel, user, blocks.problem_message(str(error)))
+    except SlackApiError as error:
+        if request is None:
+            raise
+        # Slack would not show it (the bot is not in the channel?): no request waits unseen.
+        said = error.response.get("error")
+        logger.warning("channel=%s error=%s | policy change not posted", channel, said)
+        service.policy_changes.withdraw(
+            request.pause_id, actor=user, reason=f"it could not be posted in the channel ({said})"
+        )
+        _tell(poster, channel, user, blocks.problem_message(NOT_POSTED.format(error=said)))
     except Exception:
         ref = messages.log_internal_error("proposing a policy change")
         _tell(poster, channel, user, blocks.internal_error_message(ref))

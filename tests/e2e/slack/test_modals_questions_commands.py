@@ -224,4 +224,4 @@ def test_recon_policy_shows_the_channel_s_policy_in_force_to_the_caller_alone(
     assert f"Policy in force in <#{CHANNEL}>" in shown
     assert Policy().version.removeprefix("sha256:")[:12] in shown
     assert "no change was approved in this channel" in shown
-    assert "window_days_after: 30" in shown
+    assert "window_days_after: `30`" in shown

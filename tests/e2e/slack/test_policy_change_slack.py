@@ -75,7 +75,7 @@ def test_a_policy_change_is_proposed_approved_by_another_member_and_put_in_force
     )
     text = str(response)
     assert Policy(window_days_after=7).version.removeprefix("sha256:")[:12] in text
-    assert "window_days_after: 7" in text
+    assert "window_days_after: `7`" in text
     assert "Versions put in force here" in text
 
 
@@ -201,3 +201,24 @@ def test_rejecting_a_policy_request_says_the_rules_in_force_stay(
         what="the rejection said in the request's thread",
     )
     assert "Rejected by <@U0BOB>" in str(note[0].blocks)
+
+
+def test_a_policy_request_slack_will_not_post_is_withdrawn_and_never_waits_unseen(
+    standin: SlackStandIn, bot: RunningBot
+) -> None:
+    standin.workspace.fail_next(
+        "chat.postMessage", status=200, retry_after=None, error="not_in_channel"
+    )
+    assert standin.command(ALICE, CHANNEL, "/recon", "policy propose window_days_after=7").status
+
+    told = standin.workspace.wait_for(
+        lambda: [e for e in standin.workspace.ephemerals if "was not proposed" in str(e)],
+        what="the proposer told",
+    )[0]
+    assert "not_in_channel" in str(told) and "Invite reconbot" in str(told)
+    service = bot.bot.handlers.decisions.service
+    [case] = [c for c in service.queries.recent(channel=CHANNEL) if c.id.startswith("POL")]
+    report = service.queries.status(case.id)
+    [pause] = report.pauses
+    assert pause.status.value == "superseded" and "could not be posted" in (pause.reason or "")
+    assert service.queries.pending_request(case.id) is None

@@ -232,6 +232,10 @@ def test_a_proposal_shows_what_it_would_have_changed_on_the_channel_s_last_recon
         "C-EMPTY", {"window_days_after": "100"}, proposed_by=ALICE.user
     ).policy_change
     assert other is not None and other.effect is None and other.effect_missing is None
+    terminal = world.service.policy_changes.propose(
+        None, {"window_days_after": "100"}, proposed_by=ALICE.user
+    ).policy_change
+    assert terminal is not None and terminal.effect is None, "another channel's is not its"
 
 
 def test_two_changes_of_one_channel_approved_at_once_put_one_in_force(world: World) -> None:

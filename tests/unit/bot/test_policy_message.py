@@ -38,5 +38,19 @@ def test_versions_put_in_force_are_listed_newest_first_with_who_and_the_request(
 
     assert text.index("PAUSE-9") < text.index("<@seed>"), "the newest first"
     assert "<@U2>" in text and "PAUSE-9" in text
-    assert "window_days_after: 100" in text
+    assert "window_days_after: `100`" in text
     assert "no change was approved" not in text
+
+
+def test_every_rule_is_shown_whole_however_long_its_words() -> None:
+    words = {f"Zustand-{n:04d}": "paid" for n in range(400)}  # about 6,000 characters
+    shown = ChannelPolicy("C1", Policy(order_status_words=words), [])
+
+    rendered = blocks.policy_message(shown, where="in <#C1>")
+
+    texts = [b["text"]["text"] for b in rendered.blocks if b["type"] == "section"]
+    assert all(len(t) <= blocks.MAX_SECTION and not t.endswith("…") for t in texts)
+    joined = " ".join(texts)
+    assert joined.count("= paid") == len(words), "no word cut or hidden"
+    assert "0399" in joined
+    assert len(rendered.blocks) <= blocks.MAX_BLOCKS
