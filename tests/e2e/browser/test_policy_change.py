@@ -57,3 +57,38 @@ def test_a_policy_change_proposed_and_approved_in_the_browser(page: Any, local: 
 
     _say(page, "/recon policy show")
     expect(channel.locator(".message.ephemeral").last).to_contain_text("window_days_after: 7")
+
+
+def test_edit_on_a_policy_request_in_the_browser_is_a_new_proposal(
+    page: Any, local: LocalRun
+) -> None:
+    """Edit opens the form holding what the request proposes; a value that does not read is
+    said beside its rule while the form stays open; the edit is posted as a new request and
+    the edited one says who edited it."""
+    _say(page, "/recon policy propose window_days_after=7")
+    channel = page.locator("#channel-messages")
+    requests = channel.locator(".message", has=page.locator(".bk-header")).filter(
+        has_text="A change to the channel's policy"
+    )
+    first = requests.filter(has_text="7 days after its order").first
+    expect(first).to_be_visible(timeout=WAIT_MS)
+
+    act_as(page, BOB)
+    first.locator("button[data-action-id=edit_mapping]").click()
+    modal = page.locator("form.modal")
+    expect(modal.locator(".dialog-title")).to_have_text("Edit the proposal")
+    window = modal.locator(".bk-input-block[data-block-id='rule:window_days_after'] input")
+    expect(window).to_have_value("7")
+    tolerance = modal.locator(".bk-input-block[data-block-id='rule:amount_tolerance_minor']")
+    tolerance.locator("input").fill("two")
+    modal.locator(".modal-submit").click()
+    expect(tolerance.locator(".bk-error")).to_contain_text("must be a whole number")
+    tolerance.locator("input").fill("0")
+    modal.locator(".modal-submit").click()
+    expect(modal).to_have_count(0)
+
+    expect(first).to_contain_text("Edited by @Bob", timeout=WAIT_MS)
+    expect(first.locator("button")).to_have_count(0)
+    second = requests.filter(has_text="amounts").filter(has=page.locator("button")).first
+    expect(second).to_contain_text("7 days after its order (was 30)", timeout=WAIT_MS)
+    expect(second.locator("button[data-action-id=approve]")).to_be_visible()
