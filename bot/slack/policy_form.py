@@ -58,5 +58,16 @@ def form_problems(view: dict[str, Any]) -> dict[str, str]:
     return {}
 
 
+def checked_rules(view: dict[str, Any], unchanged: str) -> tuple[dict[str, str], dict[str, str]]:
+    """The rules the person changed, and what the form must say before it closes, by block
+    id: `unchanged` beside the first rule when none changed, else each value that does not
+    read (`form_problems`); no errors when the proposal can be made."""
+    _, changes = submitted_rules(view)
+    rules = rule_blocks(view)
+    if not changes and rules:
+        return changes, {rules[0]["block_id"]: unchanged}
+    return changes, form_problems(view)
+
+
 def _dict(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}

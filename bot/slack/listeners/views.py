@@ -16,7 +16,7 @@ from bot.slack import blocks
 from bot.slack.ids import POLICY_EDIT_VIEW, POLICY_VIEW
 from bot.slack.listeners.deps import ListenerDeps, bound
 from bot.slack.payloads import NOT_ISSUED, ModalMetadata, option_lines_problem
-from bot.slack.policy_form import form_problems, rule_blocks, submitted_rules
+from bot.slack.policy_form import checked_rules, rule_blocks
 
 
 def edited_fields(view: dict[str, Any]) -> dict[str, str]:
@@ -93,13 +93,9 @@ def on_policy(deps: ListenerDeps, ack: Ack, body: dict[str, Any], view: dict[str
     ):
         ack(response_action="errors", errors={first: "Propose in a channel you are a member of."})
         return
-    _, changes = submitted_rules(view)
-    if not changes:
-        ack(response_action="errors", errors={first: "Change at least one value to propose."})
-        return
-    problems = form_problems(view)
-    if problems:
-        ack(response_action="errors", errors=problems)
+    changes, errors = checked_rules(view, "Change at least one value to propose.")
+    if errors:
+        ack(response_action="errors", errors=errors)
         return
     ack()
     deps.handlers.jobs.propose_policy(channel, user, changes, team)
@@ -117,13 +113,9 @@ def on_policy_edit(
         ack(response_action="update", view=blocks.message_modal("Edit the proposal", NOT_ISSUED))
         return
     first = rules[0]["block_id"]
-    _, changes = submitted_rules(view)
-    if not changes:
-        ack(response_action="errors", errors={first: "Change at least one value, or cancel."})
-        return
-    problems = form_problems(view)
-    if problems:
-        ack(response_action="errors", errors=problems)
+    changes, errors = checked_rules(view, "Change at least one value, or cancel.")
+    if errors:
+        ack(response_action="errors", errors=errors)
         return
     try:
         metadata, clicker = _issued(view, user)
