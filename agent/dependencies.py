@@ -92,12 +92,18 @@ class Dependencies:
             record = uow.policies.in_force(key)
         return record.policy() if record is not None else self.settings.policy
 
-    def policy_of_version(self, channel: str | None, version: str) -> Policy | None:
+    def policy_of_version(
+        self, channel: str | None, version: str, uow: UnitOfWork | None = None
+    ) -> Policy | None:
         """The rules of `version` as they were in force in `channel` (a version put in force
-        there, or the seed), or None when it never was: what an approval given under that
-        version reconciles under, though another was put in force since."""
-        with self.uow() as work:
-            history = work.policies.history(channel_key(channel))
+        there, or the seed), or None when it never was (or its rules no longer make that
+        version): what an approval given under that version reconciles under, though another
+        was put in force since. Read in `uow` when given, else in a unit of its own."""
+        if uow is None:
+            with self.uow() as work:
+                history = work.policies.history(channel_key(channel))
+        else:
+            history = uow.policies.history(channel_key(channel))
         for record in reversed(history):
             if record.version == version and record.policy().version == version:
                 return record.policy()

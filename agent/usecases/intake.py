@@ -33,7 +33,7 @@ from agent.usecases.common import (
     pending_in,
     request_stood,
 )
-from agent.usecases.requests import investigate, supersede_pending
+from agent.usecases.requests import investigate, supersede_open
 
 logger = logging.getLogger(__name__)
 
@@ -198,7 +198,7 @@ class Intake:
             # Pauses first, then the case: every unit of work that locks both takes them in
             # this order (a decision locks its pause, then updates the case), so an upload and
             # a click on the same case queue instead of deadlocking on PostgreSQL.
-            superseded = supersede_pending(
+            superseded = supersede_open(
                 uow,
                 investigation_id,
                 actor=actor,

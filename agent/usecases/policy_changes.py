@@ -16,15 +16,13 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime
 
-from agent.approval import Action, Origin
+from agent.approval import Action, Facts, Origin, check
 from agent.channel_policy import (
     TERMINAL_CHANNEL,
     PolicyRecord,
     channel_key,
     record_of,
-    rules_of,
 )
-from agent.data.policy import Policy
 from agent.dependencies import Dependencies
 from agent.domain import (
     ApprovalRequest,
@@ -38,23 +36,23 @@ from agent.domain import (
 from agent.errors import (
     ApprovalRefusedError,
     PolicyConflictError,
-    PolicyProposalError,
     WorkflowError,
 )
-from agent.identity import new_id, policy_change_identity
+from agent.identity import new_id
 from agent.pause import Transition
 from agent.policy_change import (
     APPROVED_SOURCE,
-    PolicyChange,
-    proposed_policy,
-    rule_changes,
 )
 from agent.ports import Claim, UnitOfWork
 from agent.usecases.decisions import Decisions
 from agent.usecases.intake import Intake
-from agent.usecases.policy_effect import POLICY_CASE_PREFIX, effect_on_last_reconciliation
+from agent.usecases.policy_effect import POLICY_CASE_PREFIX
+from agent.usecases.policy_request import policy_change_request
 
 logger = logging.getLogger(__name__)
+
+_Replaced = tuple[list[tuple[str, ApprovalRequest]], list[str]]
+"""The cases to make again, each with its newest superseded request; every pause superseded."""
 
 SEED_ACTOR = "seed"
 """Who the first record of a channel names: the configured policy it was under until then."""
@@ -71,7 +69,7 @@ class PolicyApproved:
     superseded."""
     reissued: list[ApprovalRequest]
     superseded_pauses: list[str]
-    """Those requests (to show as superseded where they were posted)."""
+    """Every request superseded (to show as superseded where it was posted)."""
 
     @property
     def not_reissued(self) -> list[str]:
@@ -121,7 +119,7 @@ class PolicyChanges:
     ) -> ApprovalRequest:
         """The request for `changes` to the policy in force in the new `case`'s channel,
         saved with the case as its one pending request."""
-        request = self._proposal(case, changes, makers)
+        request = policy_change_request(self.deps, case, changes, makers)
         with self.deps.uow() as uow:
             revision = Revision(
                 investigation_id=case.id,
@@ -141,77 +139,6 @@ class PolicyChanges:
         )
         return request
 
-    def _proposal(
-        self,
-        case: Investigation,
-        changes: dict[str, str],
-        makers: tuple[str, ...],
-        *,
-        base: Policy | None = None,
-    ) -> ApprovalRequest:
-        """The request for `changes` (on top of `base`, an edited proposal's rules; else of the
-        policy in force) to the policy in force in `case`'s channel, not saved. Raises
-        PolicyProposalError for a change that cannot be made or that leaves the policy in
-        force as it is."""
-        current = self.deps.policy_for(case.channel)
-        proposed = proposed_policy(base or current, changes, source=APPROVED_SOURCE)
-        if proposed.version == current.version:
-            raise PolicyProposalError("these values are the ones in force already: nothing changes")
-        return self._request(case, current, proposed, makers)
-
-    def _request(
-        self, case: Investigation, current: Policy, proposed: Policy, makers: tuple[str, ...]
-    ) -> ApprovalRequest:
-        settings, now = self.deps.settings, self.deps.clock.now()
-        pause_id = new_id("PAUSE")
-        key = channel_key(case.channel)
-        effect, missing = effect_on_last_reconciliation(self.deps, case.channel, proposed)
-        change = PolicyChange(
-            channel=key,
-            before_version=current.version,
-            after_version=proposed.version,
-            after_rules=rules_of(proposed),
-            changes=rule_changes(current, proposed),
-            effect=effect,
-            effect_missing=missing,
-        )
-        words = "; ".join(c.words for c in change.changes)
-        return ApprovalRequest(
-            pause_id=pause_id,
-            investigation_id=case.id,
-            kind=PauseKind.POLICY_CHANGE,
-            revision=1,
-            files=[],
-            input_identity=current.version,
-            mapping=None,
-            mapping_digest=None,
-            fields=[],
-            clarifications=[],
-            problems=[],
-            warnings=[],
-            rows={},
-            policy_version=current.version,
-            authorization_identity=policy_change_identity(
-                pause_id=pause_id,
-                investigation_id=case.id,
-                channel=key,
-                policy_version=current.version,
-                proposed_version=proposed.version,
-            ),
-            requested_by=case.requested_by,
-            channel=case.channel,
-            thread_ts=case.thread_ts,
-            created_at=now,
-            expires_at=now + settings.approval_ttl,
-            # Four-eyes whatever the bot's setting: a rule change is never its proposer's alone.
-            approver_policy=settings.approver_policy.model_copy(update={"self_approval": False}),
-            answers={},
-            message=f"A change to the policy of {key}: {words}.",
-            team=case.team,
-            requesters=tuple(dict.fromkeys(makers)),
-            policy_change=change,
-        )
-
     def approve(
         self,
         pause_id: str,
@@ -228,7 +155,7 @@ class PolicyChanges:
         proposer: `NOT_AUTHORIZED`)."""
         for attempt in range(2):
             try:
-                claimed, replaced = self._approve_in_one_unit(
+                claimed, (replaced, superseded) = self._approve_in_one_unit(
                     pause_id, authorization, approver, origin
                 )
                 break
@@ -239,7 +166,7 @@ class PolicyChanges:
                     raise
         if isinstance(claimed, ApprovalRefusedError):
             raise claimed
-        self.deps.files.discard_sealed([old.pause_id for _, old in replaced])
+        self.deps.files.discard_sealed(superseded)
         reissued = []
         for investigation_id, old in replaced:  # with the people's answers and edits it had
             try:
@@ -256,16 +183,16 @@ class PolicyChanges:
             claimed.request,
             [case for case, _ in replaced],
             reissued,
-            [old.pause_id for _, old in replaced],
+            superseded,
         )
 
     def _approve_in_one_unit(
         self, pause_id: str, authorization: str, approver: Approver, origin: Origin | None
-    ) -> tuple[PauseState | ApprovalRefusedError, list[tuple[str, ApprovalRequest]]]:
+    ) -> tuple[PauseState | ApprovalRefusedError, _Replaced]:
         """The guard, the claim, the version put in force, the consumption and the channel's
         superseded requests, in one unit of work."""
         now = self.deps.clock.now()
-        replaced: list[tuple[str, ApprovalRequest]] = []
+        replaced: _Replaced = ([], [])
         with self.deps.uow() as uow:
             state = uow.pauses.lock(pause_id)
             if state is not None and state.request.kind is not PauseKind.POLICY_CHANGE:
@@ -300,7 +227,7 @@ class PolicyChanges:
         read: PolicyRecord | None,
         approver: Approver,
         now: datetime,
-    ) -> list[tuple[str, ApprovalRequest]]:
+    ) -> _Replaced:
         request = claimed.request
         change = request.policy_change
         assert change is not None
@@ -328,19 +255,28 @@ class PolicyChanges:
             f"the policy of this channel changed to {change.after_version[:19]} "
             f"(approved by {approver.user}, {request.pause_id}); a new request follows under it"
         )
-        superseded = []
-        for state in uow.pauses.open_in_channel(request.channel):
-            pending = state.request
+        # Every open request not under the new rules: those made under the old version, and
+        # any left failed under an older one (a claim that failed once its rules had gone).
+        # Each case is made again once, from its newest request (its latest answers and edits).
+        newest: dict[str, ApprovalRequest] = {}
+        superseded: list[str] = []
+        for state in uow.pauses.open_in_channel(request.channel):  # oldest first
+            open_request = state.request
             if (
-                pending.kind is PauseKind.POLICY_CHANGE
-                or pending.policy_version != change.before_version
+                open_request.kind is PauseKind.POLICY_CHANGE
+                or open_request.policy_version == change.after_version
             ):
                 continue
             if uow.pauses.apply(
-                pending.pause_id, Transition.SUPERSEDE, actor=approver.user, at=now, reason=reason
+                open_request.pause_id,
+                Transition.SUPERSEDE,
+                actor=approver.user,
+                at=now,
+                reason=reason,
             ):
-                superseded.append((pending.investigation_id, pending))
-        return superseded
+                newest[open_request.investigation_id] = open_request
+                superseded.append(open_request.pause_id)
+        return list(newest.items()), superseded
 
     def withdraw(self, pause_id: str, *, actor: str, reason: str) -> bool:
         """Take back a pending policy change nobody could be shown (its message could not be
@@ -375,17 +311,32 @@ class PolicyChanges:
         work, through the guard, the old request is superseded and the new one, naming the
         proposer and the editor, waits for someone else. Refused (`POLICY_CHANGED`) once
         another version is in force: its rules would bring the older ones back."""
+        now = self.deps.clock.now()
         with self.deps.uow() as uow:
             seen = uow.pauses.get(pause_id)
             case = uow.investigations.get(seen.request.investigation_id) if seen else None
+            in_force = self.deps.policy_for(seen.request.channel if seen else None, uow)
         if seen is not None and seen.request.kind is not PauseKind.POLICY_CHANGE:
             raise WorkflowError(f"{pause_id} is not a policy change.")
         change = seen.request.policy_change if seen is not None else None
         proposal = None
-        if seen is not None and case is not None and change is not None:
-            makers = (*seen.request.requesters, actor.user)
-            proposal = self._proposal(case, changes, makers, base=change.after())
-        now = self.deps.clock.now()
+        try:  # the guard first: a refused edit costs no proposal (its effect reconciles)
+            check(
+                Action.EDIT,
+                seen,
+                pause_id=pause_id,
+                facts=Facts(now, in_force.version, origin=origin),
+                authorization=authorization,
+                decider=actor,
+            )
+        except ApprovalRefusedError:
+            pass  # decided below, where the refusal is recorded
+        else:
+            if case is not None and change is not None:
+                makers = (*seen.request.requesters, actor.user)  # type: ignore[union-attr]
+                proposal = policy_change_request(
+                    self.deps, case, changes, makers, base=change.after()
+                )
         described = ", ".join(f"{key}={value}" for key, value in changes.items())
         with self.deps.uow() as uow:
             edited = self.decisions.decide_in(
@@ -403,7 +354,8 @@ class PolicyChanges:
                 status=InvestigationStatus.AWAITING_DECISION,
             )
             if not isinstance(edited, ApprovalRefusedError):
-                assert proposal is not None
+                if proposal is None:  # refused a moment ago, allowed now: nothing is kept
+                    raise WorkflowError(f"{pause_id} changed while it was edited; edit again.")
                 uow.pauses.add(proposal)
         if isinstance(edited, ApprovalRefusedError):
             raise edited

@@ -27,7 +27,7 @@ from agent.domain import (
 )
 from agent.errors import ApprovalRefusedError, ReconbotError
 from agent.pause import Transition
-from agent.ports import Claim
+from agent.ports import Claim, UnitOfWork
 from agent.usecases.common import current_revision, request_stood
 from agent.usecases.decisions import record_refusal
 from agent.usecases.resumption import Resumption
@@ -65,7 +65,10 @@ class Recovery:
         The recorded approval is re-run once under the same pause; a claim that was already
         retried is marked failed, with a retry offered. A claim whose request was made under
         another policy version than the one now in force is not re-run: it is marked failed
-        with `POLICY_CHANGED` (recorded as a refused decision), and a new request is needed.
+        with `POLICY_CHANGED` (recorded as a refused decision), and a new request is needed;
+        one whose rules are still known (a version put in force in its channel since, or the
+        seed) is re-run under them, as the run it replaces would have finished (the claim is
+        where the guard decided).
         """
         recovered = []
         now = self.deps.clock.now()
@@ -177,7 +180,7 @@ class Recovery:
                     Action.RESUME,
                     state,
                     pause_id=pause_id,
-                    facts=Facts(now, self.deps.policy_for(state.request.channel, uow).version),
+                    facts=Facts(now, self._rules_version(state, uow)),
                 )
             except ApprovalRefusedError as error:
                 logger.warning("pause=%s | not re-run: %s", pause_id, error)
@@ -234,6 +237,15 @@ class Recovery:
                 )
                 stalled.append(investigation)
         return stalled
+
+    def _rules_version(self, state: PauseState, uow: UnitOfWork) -> str:
+        """The policy version a claim is re-run under: its request's while those rules are
+        known in its channel (a change approved after the claim does not undo it), else the
+        version in force (which the guard then refuses: `POLICY_CHANGED`)."""
+        request = state.request
+        if self.deps.policy_of_version(request.channel, request.policy_version, uow):
+            return request.policy_version
+        return self.deps.policy_for(request.channel, uow).version
 
 
 def _dead_local_owner(owner: str) -> bool:

@@ -28,7 +28,7 @@ from agent.domain import (
 )
 from agent.errors import WorkflowError
 from agent.identity import authorization_identity, mapping_digest, new_id
-from agent.pause import Transition
+from agent.pause import OPEN_STATUSES, Transition
 from agent.ports import UnitOfWork
 from agent.runtime.context import InvestigationContext, proposed_mapping
 from agent.runtime.tools import TOP_FINDINGS
@@ -141,7 +141,7 @@ def record_request(
             provenance=provenance,
             proposed=proposed,
         )
-        superseded = supersede_pending(
+        superseded = supersede_open(
             uow,
             investigation.id,
             actor=investigation.requested_by,
@@ -167,15 +167,16 @@ def record_request(
     return request
 
 
-def supersede_pending(
+def supersede_open(
     uow: UnitOfWork, investigation_id: str, *, actor: str, at: datetime, reason: str
 ) -> list[str]:
-    """Supersede every pending request of a case (a newer request or revision replaces it);
-    returns the ids superseded."""
+    """Supersede every open request of a case, pending or failed (a newer request or revision
+    replaces it: a failed one left open could still be retried beside its replacement, and a
+    case reconciled twice); returns the ids superseded."""
     pending = [
         state.request.pause_id
         for state in uow.pauses.of_investigation(investigation_id)
-        if state.status is PauseStatus.PENDING
+        if state.status in OPEN_STATUSES
     ]
     return [
         pause_id

@@ -44,17 +44,21 @@ def submitted_rules(view: dict[str, Any]) -> tuple[dict[str, str], dict[str, str
 
 
 def form_problems(view: dict[str, Any]) -> dict[str, str]:
-    """Why the submitted rules cannot make a policy, by block id (the rule's input; the first
-    input when the problem is not one rule's); empty when they can. The whole form is checked,
-    as the policy it proposes: what it does not change was read from a policy already."""
-    every, _ = submitted_rules(view)
-    if not every:
+    """Why the rules the person changed cannot make a policy, by block id (the changed rule's
+    input); empty when they can, or when the problem lies in a value the person did not
+    change (the proposal decides that one, on the policy in force)."""
+    every, changed = submitted_rules(view)
+    if not changed:
         return {}
     try:
         proposed_policy(Policy(), every, source="the form")
     except PolicyProposalError as error:
-        key = error.key if error.key in every else next(iter(every))
-        return {f"{RULE_BLOCK_PREFIX}{key}": str(error)[:2000]}
+        if error.key not in changed:
+            # Not what the person typed (a value the form showed as it is in force, such as
+            # a policy file's longer word list): the proposal itself decides, on the policy
+            # in force, and says why to its proposer.
+            return {}
+        return {f"{RULE_BLOCK_PREFIX}{error.key}": str(error)[:2000]}
     return {}
 
 

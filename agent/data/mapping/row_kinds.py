@@ -198,11 +198,12 @@ def _remembered_kind_column(
     chosen: an edit's inference with the same choices does not look for it again."""
     if memo is None:
         return _kind_column(sample, choices, profiles, vocabulary)
-    key = ("kind_column", id(vocabulary), *((c.field, c.column) for c in choices))
-    found = memo.get(key)
-    if not (isinstance(found, tuple) and found[0] is vocabulary):  # the same words, held
-        found = memo[key] = (vocabulary, _kind_column(sample, choices, profiles, vocabulary))
-    return cast(tuple[str, dict[str, tuple[str, bool]]] | None, found[1])
+    # By the words' content: a policy's vocabulary is built anew for each use, and one memo
+    # entry a vocabulary and choices is all there is to keep.
+    key = ("kind_column", vocabulary.key, *((c.field, c.column) for c in choices))
+    if key not in memo:
+        memo[key] = _kind_column(sample, choices, profiles, vocabulary)
+    return cast(tuple[str, dict[str, tuple[str, bool]]] | None, memo[key])
 
 
 def _proposed_lists(

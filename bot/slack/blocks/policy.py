@@ -48,6 +48,9 @@ from bot.slack.ids import (
 )
 from bot.slack.payloads import ButtonValue, ModalMetadata
 
+MAX_INPUT_CHARS = 3000
+"""The most a plain-text input holds (Block Kit's `max_length` limit)."""
+
 
 def policy_change_body(request: ApprovalRequest) -> list[Block]:
     """The blocks that describe a policy change (the live message and its final states)."""
@@ -203,18 +206,33 @@ def policy_edit_modal(request: ApprovalRequest, metadata: ModalMetadata) -> dict
 
 
 def _rule_inputs(policy: Policy) -> list[Block]:
-    """One optional text input a rule, holding `policy`'s value, with what the rule says."""
-    return [
-        InputBlock(
-            block_id=f"{RULE_BLOCK_PREFIX}{key}",
-            label=cut(key, 2000),
-            optional=True,
-            element=PlainTextInputElement(
-                action_id=RULE_INPUT,
-                initial_value=rule_text(policy, key) or None,
-                max_length=MAX_VALUE_CHARS,
-            ),
-            hint=cut(rule_hint(key), 2000),
+    """One optional text input a rule, holding `policy`'s value, with what the rule says. A
+    value longer than Slack lets an input hold (a policy file's long word list) is said
+    instead, with where to see it whole and how to change it: never shown cut in an input,
+    where submitting it would propose the cut value."""
+    blocks: list[Block] = []
+    for key in RULE_KEYS:
+        text = rule_text(policy, key)
+        if len(text) > MAX_INPUT_CHARS:
+            blocks.append(
+                section(
+                    f"*{key}*: {len(text):,} characters, more than this form holds: "
+                    "`/recon policy show` shows it whole; change it with "
+                    f"`/recon policy propose {key}=…`."
+                )
+            )
+            continue
+        blocks.append(
+            InputBlock(
+                block_id=f"{RULE_BLOCK_PREFIX}{key}",
+                label=cut(key, 2000),
+                optional=True,
+                element=PlainTextInputElement(
+                    action_id=RULE_INPUT,
+                    initial_value=text or None,
+                    max_length=max(MAX_VALUE_CHARS, len(text)),
+                ),
+                hint=cut(rule_hint(key), 2000),
+            )
         )
-        for key in RULE_KEYS
-    ]
+    return blocks

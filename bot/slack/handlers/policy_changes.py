@@ -9,7 +9,7 @@ import logging
 
 from slack_sdk.errors import SlackApiError
 
-from agent.domain import PauseState
+from agent.domain import ApprovalRequest, PauseState
 from agent.errors import ApprovalRefusedError, PolicyProposalError
 from agent.usecases import UseCases
 from bot.slack import blocks
@@ -22,8 +22,10 @@ logger = logging.getLogger(__name__)
 
 NOT_POSTED = (
     "Your change to this channel's policy was not proposed: Slack would not let reconbot post "
-    "the request here ({error}). Invite reconbot to the channel, then propose it again."
+    "the request here ({error}). {what}"
 )
+NOT_A_MEMBER = frozenset({"not_in_channel", "channel_not_found", "is_archived"})
+"""Slack's refusals that mean reconbot cannot post in the channel at all."""
 
 
 def propose_policy_change(
@@ -38,25 +40,55 @@ def propose_policy_change(
     """Propose `changes` to `channel`'s policy as `user`, posting the request in the channel
     (its thread is the request's own); a change that cannot be made is told to `user` alone,
     and so is a failure on reconbot's side (with the log's reference), never silence."""
-    request = None
     try:
         request = service.policy_changes.propose(channel, changes, proposed_by=user, team=team)
-        messages.post(request)
     except PolicyProposalError as error:
         _tell(poster, channel, user, blocks.problem_message(str(error)))
-    except SlackApiError as error:
-        if request is None:
-            raise
-        # Slack would not show it (the bot is not in the channel?): no request waits unseen.
-        said = error.response.get("error")
-        logger.warning("channel=%s error=%s | policy change not posted", channel, said)
-        service.policy_changes.withdraw(
-            request.pause_id, actor=user, reason=f"it could not be posted in the channel ({said})"
-        )
-        _tell(poster, channel, user, blocks.problem_message(NOT_POSTED.format(error=said)))
+        return
     except Exception:
         ref = messages.log_internal_error("proposing a policy change")
         _tell(poster, channel, user, blocks.internal_error_message(ref))
+        return
+    post_or_withdraw(service, messages, poster, request, user)
+
+
+def post_or_withdraw(
+    service: UseCases,
+    messages: RequestMessages,
+    poster: ThreadPoster,
+    request: ApprovalRequest,
+    user: str,
+) -> None:
+    """Post a policy-change request in its channel; when Slack will not show it, withdraw it
+    (no request waits that nobody sees) and tell `user` why, in Slack's words."""
+    channel = request.channel
+    assert channel is not None
+    try:
+        messages.post(request)
+        return
+    except SlackApiError as error:
+        said = str(error.response.get("error"))
+    except Exception:
+        ref = messages.log_internal_error("posting a policy change")
+        _tell(poster, channel, user, blocks.internal_error_message(ref))
+        return
+    logger.warning("channel=%s error=%s | policy change not posted", channel, said)
+    try:
+        withdrawn = service.policy_changes.withdraw(
+            request.pause_id, actor=user, reason=f"it could not be posted in the channel ({said})"
+        )
+    except Exception:
+        ref = messages.log_internal_error("withdrawing a policy change not posted")
+        _tell(poster, channel, user, blocks.internal_error_message(ref))
+        return
+    if not withdrawn:  # decided meanwhile (say, in a terminal): it stands as decided
+        return
+    what = (
+        "Invite reconbot to the channel, then propose it again."
+        if said in NOT_A_MEMBER
+        else "Propose it again in a moment."
+    )
+    _tell(poster, channel, user, blocks.problem_message(NOT_POSTED.format(error=said, what=what)))
 
 
 def _tell(poster: ThreadPoster, channel: str, user: str, rendered: blocks.Rendered) -> None:
@@ -156,4 +188,4 @@ def edit_policy_change(
     old = service.queries.pause(metadata.pause_id)
     if old is not None:
         messages.show(messages.with_message(old, metadata.message_ts), blocks.edited_line(user))
-    messages.post(new)
+    post_or_withdraw(service, messages, poster, new, user)

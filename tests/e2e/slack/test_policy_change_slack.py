@@ -222,3 +222,18 @@ def test_a_policy_request_slack_will_not_post_is_withdrawn_and_never_waits_unsee
     [pause] = report.pauses
     assert pause.status.value == "superseded" and "could not be posted" in (pause.reason or "")
     assert service.queries.pending_request(case.id) is None
+
+
+def test_a_policy_request_slack_refuses_for_another_reason_is_withdrawn_with_its_words(
+    standin: SlackStandIn, bot: RunningBot
+) -> None:
+    standin.workspace.fail_next(
+        "chat.postMessage", status=200, retry_after=None, error="msg_blocks_too_long"
+    )
+    assert standin.command(ALICE, CHANNEL, "/recon", "policy propose window_days_after=7").status
+
+    told = standin.workspace.wait_for(
+        lambda: [e for e in standin.workspace.ephemerals if "was not proposed" in str(e)],
+        what="the proposer told",
+    )[0]
+    assert "msg_blocks_too_long" in str(told) and "Invite reconbot" not in str(told)
