@@ -16,7 +16,7 @@ from agent.data.mapping import Proposal
 from agent.data.normalize import ValidationReport
 from agent.data.schema import Role
 from agent.data.wording import words_of
-from agent.dependencies import Dependencies, Progress
+from agent.dependencies import SYSTEM_ACTOR, Dependencies, Progress
 from agent.domain import (
     ApprovalRequest,
     FieldReading,
@@ -50,9 +50,43 @@ def investigate(
     edits: tuple[tuple[str, str], ...] = (),
 ) -> ApprovalRequest:
     """A turn that inspects and validates `revision`, and the request it ends on, recorded
-    (`edits`: the edits of the reading it validates, who made them and what they changed)."""
-    context = turns.investigate(investigation, revision, prompt, answers, phase, progress)
-    return record_request(deps, investigation, revision, context, answers, edits)
+    (`edits`: the edits of the reading it validates, who made them and what they changed).
+
+    A change of the channel's policy approved while the turn ran supersedes the channel's open
+    requests, but not one this turn had yet to record: such a request, made under rules no
+    longer in force, is superseded here and the turn taken once more under the new rules, so
+    no request waits that Approve would refuse (`POLICY_CHANGED`)."""
+    for attempt in range(2):
+        context = turns.investigate(investigation, revision, prompt, answers, phase, progress)
+        request = record_request(deps, investigation, revision, context, answers, edits)
+        if attempt or not _outdated(deps, investigation, request):
+            return request
+    raise AssertionError("unreachable")
+
+
+def _outdated(deps: Dependencies, investigation: Investigation, request: ApprovalRequest) -> bool:
+    """Whether `request` was made under rules no longer in force in its channel and is now
+    superseded for that reason (False: it stands, or the change's approval superseded it and
+    makes it again itself)."""
+    in_force = deps.policy_for(investigation.channel)
+    if request.policy_version == in_force.version:
+        return False
+    reason = (
+        f"the policy of this channel changed to {in_force.version[:19]} while it was made; "
+        "a new request follows under it"
+    )
+    with deps.uow() as uow:
+        superseded = uow.pauses.apply(
+            request.pause_id,
+            Transition.SUPERSEDE,
+            actor=SYSTEM_ACTOR,
+            at=deps.clock.now(),
+            reason=reason,
+        )
+    if superseded:
+        deps.files.discard_sealed([request.pause_id])
+        logger.info("pause=%s | made under rules no longer in force; made again", request.pause_id)
+    return superseded
 
 
 def record_request(

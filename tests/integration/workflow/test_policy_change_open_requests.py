@@ -161,3 +161,34 @@ def test_a_refused_edit_reconciles_nothing(
 
     assert refused.value.reason == RefusalReason.EXPIRED
     assert made == []
+
+
+def test_a_request_made_while_a_change_was_approved_is_made_again_under_the_new_rules(
+    world: World, demo: Demo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The change's approval supersedes the channel's open requests, not one an inspection
+    turn had yet to record: that one is superseded when it is recorded, and the turn taken
+    again under the rules now in force (red team 5)."""
+    turns = world.service.intake.turns
+    inspect = turns.investigate
+    made: list[str] = []
+
+    def while_a_change_is_approved(*args: object, **kwargs: object) -> object:
+        context = inspect(*args, **kwargs)  # type: ignore[arg-type]
+        if not made:
+            made.append("approved")
+            _put_in_force(world, {"window_days_after": "100"})
+        return context
+
+    monkeypatch.setattr(turns, "investigate", while_a_change_is_approved)
+    request = _start(world, demo)
+
+    assert request.policy_version == Policy(window_days_after=100).version
+    with world.uow() as uow:
+        states = uow.pauses.of_investigation(request.investigation_id)
+    by_status = {s.status: s for s in states}
+    assert len(states) == 2 and set(by_status) == {PauseStatus.SUPERSEDED, PauseStatus.PENDING}
+    assert by_status[PauseStatus.PENDING].request.pause_id == request.pause_id
+    assert "changed" in (by_status[PauseStatus.SUPERSEDED].reason or "")
+    outcome = world.service.decisions.confirm(request.pause_id, request.authorization_identity, BOB)
+    assert outcome.counts["capture_outside_window"] == 0
