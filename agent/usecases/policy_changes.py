@@ -17,12 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from agent.approval import Action, Facts, Origin, check
-from agent.channel_policy import (
-    TERMINAL_CHANNEL,
-    PolicyRecord,
-    channel_key,
-    record_of,
-)
+from agent.channel_policy import TERMINAL_CHANNEL, PolicyRecord, channel_key, record_of
 from agent.dependencies import Dependencies
 from agent.domain import (
     ApprovalRequest,
@@ -33,16 +28,10 @@ from agent.domain import (
     PauseState,
     Revision,
 )
-from agent.errors import (
-    ApprovalRefusedError,
-    PolicyConflictError,
-    WorkflowError,
-)
+from agent.errors import ApprovalRefusedError, PolicyConflictError, WorkflowError
 from agent.identity import new_id
 from agent.pause import Transition
-from agent.policy_change import (
-    APPROVED_SOURCE,
-)
+from agent.policy_change import APPROVED_SOURCE
 from agent.ports import Claim, UnitOfWork
 from agent.usecases.decisions import Decisions
 from agent.usecases.intake import Intake
