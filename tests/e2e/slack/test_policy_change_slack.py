@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from agent.data.policy import Policy
 from tests.standins.slack import Message, SlackStandIn
 
@@ -203,37 +205,24 @@ def test_rejecting_a_policy_request_says_the_rules_in_force_stay(
     assert "Rejected by <@U0BOB>" in str(note[0].blocks)
 
 
+@pytest.mark.parametrize(
+    ("refusal", "advice"),
+    [("not_in_channel", "Invite reconbot"), ("msg_blocks_too_long", "Propose it again")],
+)
 def test_a_policy_request_slack_will_not_post_is_withdrawn_and_never_waits_unseen(
-    standin: SlackStandIn, bot: RunningBot
+    standin: SlackStandIn, bot: RunningBot, refusal: str, advice: str
 ) -> None:
-    standin.workspace.fail_next(
-        "chat.postMessage", status=200, retry_after=None, error="not_in_channel"
-    )
+    standin.workspace.fail_next("chat.postMessage", status=200, retry_after=None, error=refusal)
     assert standin.command(ALICE, CHANNEL, "/recon", "policy propose window_days_after=7").status
 
     told = standin.workspace.wait_for(
         lambda: [e for e in standin.workspace.ephemerals if "was not proposed" in str(e)],
         what="the proposer told",
     )[0]
-    assert "not_in_channel" in str(told) and "Invite reconbot" in str(told)
+    assert refusal in str(told) and advice in str(told), "Slack's words, and what to do"
     service = bot.bot.handlers.decisions.service
     [case] = [c for c in service.queries.recent(channel=CHANNEL) if c.id.startswith("POL")]
     report = service.queries.status(case.id)
     [pause] = report.pauses
     assert pause.status.value == "superseded" and "could not be posted" in (pause.reason or "")
     assert service.queries.pending_request(case.id) is None
-
-
-def test_a_policy_request_slack_refuses_for_another_reason_is_withdrawn_with_its_words(
-    standin: SlackStandIn, bot: RunningBot
-) -> None:
-    standin.workspace.fail_next(
-        "chat.postMessage", status=200, retry_after=None, error="msg_blocks_too_long"
-    )
-    assert standin.command(ALICE, CHANNEL, "/recon", "policy propose window_days_after=7").status
-
-    told = standin.workspace.wait_for(
-        lambda: [e for e in standin.workspace.ephemerals if "was not proposed" in str(e)],
-        what="the proposer told",
-    )[0]
-    assert "msg_blocks_too_long" in str(told) and "Invite reconbot" not in str(told)

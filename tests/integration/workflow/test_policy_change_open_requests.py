@@ -192,3 +192,26 @@ def test_a_request_made_while_a_change_was_approved_is_made_again_under_the_new_
     assert "changed" in (by_status[PauseStatus.SUPERSEDED].reason or "")
     outcome = world.service.decisions.confirm(request.pause_id, request.authorization_identity, BOB)
     assert outcome.counts["capture_outside_window"] == 0
+
+
+def test_a_failed_request_made_under_the_old_rules_is_made_again_under_the_new(
+    world: World, demo: Demo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A request whose reconciliation failed waits for Approve to retry it, which the old
+    version would refuse (`POLICY_CHANGED`): the change supersedes it and makes it again."""
+    request = _start(world, demo)
+    _fail(world, request, monkeypatch)
+    change = world.service.policy_changes.propose(
+        TEAM, {"window_days_after": "100"}, proposed_by=ALICE.user
+    )
+
+    approved = world.service.policy_changes.approve(
+        change.pause_id, change.authorization_identity, CAROL
+    )
+
+    assert approved.superseded == [request.investigation_id]
+    assert world.saved.pause(request.pause_id).status is PauseStatus.SUPERSEDED  # type: ignore[union-attr]
+    [again] = approved.reissued
+    assert again.policy_version == Policy(window_days_after=100).version
+    outcome = world.service.decisions.confirm(again.pause_id, again.authorization_identity, BOB)
+    assert outcome.counts["capture_outside_window"] == 0

@@ -402,38 +402,3 @@ def test_a_reconciliation_claimed_before_a_change_is_approved_finishes_under_its
     assert outcome.summary["policy_version"] == request.policy_version == Policy().version
     assert outcome.counts["capture_outside_window"] > 0, "the 30 days it was approved under"
     assert world.saved.pause(request.pause_id).status is PauseStatus.CONSUMED  # type: ignore[union-attr]
-
-
-def test_a_failed_request_made_under_the_old_rules_is_made_again_under_the_new(
-    world: World, demo: Demo, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A request whose reconciliation failed waits for Approve to retry it, which the old
-    version would refuse (`POLICY_CHANGED`): the change supersedes it and makes it again."""
-    request = world.service.intake.start(
-        uploads(demo.orders, demo.payments), requested_by="dave", channel=TEAM, thread_ts="1.1"
-    ).request
-    assert request is not None
-    resumption = world.service.decisions.resumption
-
-    def broken(*_args: object, **_kwargs: object) -> None:
-        raise RuntimeError("the disk is full")
-
-    with monkeypatch.context() as patched:
-        patched.setattr(resumption.turns, "invoke", broken)
-        with pytest.raises(RuntimeError):
-            world.service.decisions.confirm(request.pause_id, request.authorization_identity, BOB)
-    assert world.saved.pause(request.pause_id).status is PauseStatus.FAILED  # type: ignore[union-attr]
-    change = world.service.policy_changes.propose(
-        TEAM, {"window_days_after": "100"}, proposed_by=ALICE.user
-    )
-
-    approved = world.service.policy_changes.approve(
-        change.pause_id, change.authorization_identity, CAROL
-    )
-
-    assert approved.superseded == [request.investigation_id]
-    assert world.saved.pause(request.pause_id).status is PauseStatus.SUPERSEDED  # type: ignore[union-attr]
-    [again] = approved.reissued
-    assert again.policy_version == Policy(window_days_after=100).version
-    outcome = world.service.decisions.confirm(again.pause_id, again.authorization_identity, BOB)
-    assert outcome.counts["capture_outside_window"] == 0
