@@ -97,14 +97,19 @@ def build_model(settings: Settings, *, check: bool = True) -> Model:
 
 
 def configured_policy(settings: Settings) -> Policy:
-    """The reconciliation policy in force: the file named by RECONBOT_POLICY, or the built-in
-    defaults when it is not set.
+    """The configured policy (the seed): the file named by RECONBOT_POLICY, or the built-in
+    defaults when it is not set. It is every channel's policy until a change is approved for
+    that channel (`Dependencies.policy_for`).
 
     Called once at start-up; raises PolicyError (a ConfigurationError) naming the file and the
     problem, so a process never runs under a policy other than the one configured.
     """
     policy = Policy() if settings.policy_path is None else load_policy(settings.policy_path)
-    logger.info("policy=%s source=%s | policy in force", policy.version, policy.source)
+    logger.info(
+        "policy=%s source=%s | configured policy: each channel's until a change is approved there",
+        policy.version,
+        policy.source,
+    )
     return policy
 
 
