@@ -86,6 +86,11 @@ def status_message(report: InvestigationStatusReport) -> Rendered:
     return Rendered(f"{inv.id}: {inv.status.value}", dicts(blocks))
 
 
+HISTORY_SHOWN = 10
+"""How many of a channel's newest policy versions `/recon policy show` lists (a section holds
+them whatever their words); the rest are counted and `reconbot explain` lists them all."""
+
+
 def policy_message(shown: ChannelPolicy, *, where: str) -> Rendered:
     """`/recon policy`: the policy in force in a channel (its version, where it came from,
     each rule's value, whole) and every version put in force there, newest first."""
@@ -100,8 +105,14 @@ def policy_message(shown: ChannelPolicy, *, where: str) -> Rendered:
         lines = [
             f"• `{short_digest(r.version)}` since {when(r.since)}, by {mention(r.by)}"
             + (f" ({escape(r.pause_id)})" if r.pause_id else f" ({escape(r.source)})")
-            for r in reversed(shown.history[-10:])
+            for r in reversed(shown.history[-HISTORY_SHOWN:])
         ]
+        earlier = len(shown.history) - HISTORY_SHOWN
+        if earlier > 0:  # said, with where to read them all
+            lines.append(
+                f"… and {earlier:,} earlier: `reconbot explain --channel {escape(shown.channel)}` "
+                "lists every version"
+            )
         blocks.append(section("*Versions put in force here*\n" + "\n".join(lines)))
     # Each rule its own sections, a long value over several: no value is ever cut.
     for key, value in policy.rule_values().items():

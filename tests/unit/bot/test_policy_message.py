@@ -54,3 +54,17 @@ def test_every_rule_is_shown_whole_however_long_its_words() -> None:
     assert joined.count("= paid") == len(words), "no word cut or hidden"
     assert "0399" in joined
     assert len(rendered.blocks) <= blocks.MAX_BLOCKS
+
+
+def test_versions_beyond_those_listed_are_counted_with_where_to_read_them() -> None:
+    policies = [Policy(window_days_after=days) for days in range(1, 14)]
+    history = [
+        record_of("C1", p, since=WHEN, by="U2", source="approved change", pause_id=f"PAUSE-{n}")
+        for n, p in enumerate(policies)
+    ]
+    shown = ChannelPolicy("C1", policies[-1], history)
+
+    text = str(blocks.policy_message(shown, where="in <#C1>").blocks)
+
+    assert "PAUSE-12" in text and "PAUSE-3" in text and "PAUSE-2" not in text
+    assert "and 3 earlier" in text and "reconbot explain --channel C1" in text
